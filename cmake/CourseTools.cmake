@@ -1,0 +1,111 @@
+# The Python side of the course, wired into the build:
+#   - configure makes build/venv and installs tools/requirements.lock into
+#     it (pinned: Jinja2, pytest, hypothesis, clang-format, MkDocs, cuobjdump);
+#   - the build extracts each lesson's snippets (only the lessons whose
+#     sources changed), writes the standalone files, renders the pages and
+#     builds the site;
+#   - CTest runs the tools' tests and checks.
+
+find_package(Python3 3.9 REQUIRED COMPONENTS Interpreter)
+
+set(COURSE_VENV "${CMAKE_BINARY_DIR}/venv")
+set(COURSE_PYTHON "${COURSE_VENV}/bin/python")
+set(lock "${PROJECT_SOURCE_DIR}/tools/requirements.lock")
+file(SHA256 "${lock}" lock_hash)
+if(NOT EXISTS "${COURSE_VENV}/.installed-${lock_hash}")
+  message(STATUS "course: creating ${COURSE_VENV} from tools/requirements.lock (first configure only)")
+  execute_process(COMMAND "${Python3_EXECUTABLE}" -m venv "${COURSE_VENV}"
+                  RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "course: python3 -m venv failed (${rc}); on Debian: apt-get install python3-venv")
+  endif()
+  execute_process(COMMAND "${COURSE_PYTHON}" -m pip install --quiet --disable-pip-version-check
+                          -r "${lock}"
+                  RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "course: installing tools/requirements.lock into ${COURSE_VENV} failed (${rc})")
+  endif()
+  file(GLOB old "${COURSE_VENV}/.installed-*")
+  if(old)
+    file(REMOVE ${old})
+  endif()
+  file(TOUCH "${COURSE_VENV}/.installed-${lock_hash}")
+endif()
+
+set(COURSE_TOOL "${PROJECT_SOURCE_DIR}/tools/course")
+set(tool_env "COURSE_PYTHON=${COURSE_PYTHON}" "COURSE_BUILD_DIR=${CMAKE_BINARY_DIR}")
+file(GLOB_RECURSE tool_sources CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/tools/coursetools/*.py")
+set(header "${PROJECT_SOURCE_DIR}/common/course.cuh")
+
+get_property(lessons GLOBAL PROPERTY COURSE_LESSONS)
+set(snippet_outputs "")
+set(page_outputs "")
+foreach(l IN LISTS lessons)
+  string(JSON target GET "${l}" target)
+  string(JSON dir GET "${l}" dir)
+  string(JSON n LENGTH "${l}" sources)
+  math(EXPR last "${n} - 1")
+  set(srcs "")
+  foreach(i RANGE ${last})
+    string(JSON s GET "${l}" sources ${i})
+    list(APPEND srcs "${PROJECT_SOURCE_DIR}/${s}")
+  endforeach()
+  get_filename_component(lesson_name "${dir}" NAME)
+
+  # Snippets: re-extracted only when this lesson's sources change.
+  set(index "${CMAKE_BINARY_DIR}/snippets/${lesson_name}/index.json")
+  add_custom_command(OUTPUT "${index}"
+    COMMAND ${CMAKE_COMMAND} -E env ${tool_env} "${COURSE_TOOL}" snippets ${srcs} -o "${CMAKE_BINARY_DIR}/snippets"
+    DEPENDS ${srcs} ${tool_sources}
+    COMMENT "course: snippets of ${lesson_name}"
+    VERBATIM)
+  list(APPEND snippet_outputs "${index}")
+
+  # The page: rendered into the source tree (it is committed); the stamp
+  # records that this build rendered it.
+  file(GLOB evidence_files CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/evidence/records/${target}/*.json")
+  set(stamp "${CMAKE_BINARY_DIR}/pages/${target}.stamp")
+  add_custom_command(OUTPUT "${stamp}"
+    COMMAND ${CMAKE_COMMAND} -E env ${tool_env} "${COURSE_TOOL}" render --lesson ${target}
+    COMMAND ${CMAKE_COMMAND} -E make_directory "${CMAKE_BINARY_DIR}/pages"
+    COMMAND ${CMAKE_COMMAND} -E touch "${stamp}"
+    DEPENDS ${srcs} ${header} "${PROJECT_SOURCE_DIR}/${dir}/README.md.j2" ${evidence_files}
+            "${PROJECT_SOURCE_DIR}/evidence/promoted.json" ${tool_sources} ${target}
+    COMMENT "course: page of ${lesson_name}"
+    VERBATIM)
+  list(APPEND page_outputs "${stamp}")
+endforeach()
+
+add_custom_target(course_snippets ALL DEPENDS ${snippet_outputs})
+add_custom_target(course_pages ALL DEPENDS ${page_outputs})
+add_custom_target(course_standalone ALL
+  COMMAND ${CMAKE_COMMAND} -E env ${tool_env} "${COURSE_TOOL}" standalone -o "${CMAKE_BINARY_DIR}/standalone"
+  COMMENT "course: standalone files for Compiler Explorer"
+  VERBATIM)
+if(COURSE_SITE)
+  add_custom_target(course_site ALL
+    COMMAND ${CMAKE_COMMAND} -E env ${tool_env} "${COURSE_TOOL}" site build -o "${CMAKE_BINARY_DIR}/site"
+    DEPENDS course_pages course_standalone
+    COMMENT "course: static site (MkDocs, warnings are errors)"
+    VERBATIM)
+endif()
+
+# -- tests -----------------------------------------------------------------
+function(course_tool_test name)
+  add_test(NAME ${name} COMMAND ${CMAKE_COMMAND} -E env ${tool_env} "${COURSE_TOOL}" ${ARGN})
+  set_tests_properties(${name} PROPERTIES LABELS cpu)
+endfunction()
+course_tool_test(one_header lint)
+course_tool_test(format format)
+course_tool_test(pages_up_to_date render --check)
+course_tool_test(standalone_up_to_date standalone --check -o "${CMAKE_BINARY_DIR}/standalone")
+course_tool_test(evidence_verify evidence verify)
+course_tool_test(day77_sass sass)
+add_test(NAME tools_pytest
+  COMMAND ${CMAKE_COMMAND} -E env ${tool_env} "${COURSE_PYTHON}" -m pytest -q -p no:cacheprovider
+          "${PROJECT_SOURCE_DIR}/tools/tests")
+set_tests_properties(tools_pytest PROPERTIES LABELS cpu TIMEOUT 900)
+if(COURSE_SITE)
+  course_tool_test(site_browser site test -o "${CMAKE_BINARY_DIR}/site" --screenshots "${CMAKE_BINARY_DIR}/screenshots")
+  set_tests_properties(site_browser PROPERTIES TIMEOUT 900)
+endif()

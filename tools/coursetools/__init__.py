@@ -1,0 +1,1 @@
+"""The course's tools: snippets, pages, standalone files, evidence, site."""

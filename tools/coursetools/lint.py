@@ -1,0 +1,72 @@
+"""House rules no compiler checks.
+
+  one header   every lesson includes common/course.cuh, and none defines
+               CUDA_CHECK or timeKernel itself: there is one copy of each.
+  format       clang-format (the pinned wheel) agrees with every source.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from .diagnostics import Diagnostic
+from .manifest import ROOT
+
+OWN_MACRO_RE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(CUDA_CHECK|timeKernel)\b", re.MULTILINE)
+OWN_FUNCTION_RE = re.compile(r"\btimeKernel\s*\([^;{}()]*(\([^;{}()]*\)[^;{}()]*)*\)\s*(const\s*)?\{")
+
+
+def lesson_files(root: Path = ROOT) -> list[Path]:
+    out = []
+    for ext in ("*.cu", "*.cuh", "*.h", "*.hpp", "*.cpp"):
+        out.extend((root / "lessons").rglob(ext))
+    return sorted(out)
+
+
+def one_header(root: Path = ROOT) -> list[Diagnostic]:
+    diags = []
+    headers = sorted(p for p in (root / "common").iterdir() if p.is_file())
+    if [p.name for p in headers] != ["course.cuh"]:
+        diags.append(Diagnostic("common", 0, 0, f"expected exactly one header, common/course.cuh; found {[p.name for p in headers]}"))
+    for path in lesson_files(root):
+        rel = path.relative_to(root).as_posix()
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for rx, what in ((OWN_MACRO_RE, "defines"), (OWN_FUNCTION_RE, "defines a function")):
+            for m in rx.finditer(text):
+                line = text.count("\n", 0, m.start()) + 1
+                name = m.group(1) if rx is OWN_MACRO_RE else "timeKernel"
+                diags.append(Diagnostic(rel, line, 1, f"{what} {name} itself; it must come from common/course.cuh"))
+        if path.suffix == ".cu" and '#include "course.cuh"' not in text:
+            diags.append(Diagnostic(rel, 1, 1, 'does not include "course.cuh", the one shared header'))
+    return diags
+
+
+def clang_format_binary() -> str | None:
+    venv = Path(sys.prefix) / "bin" / "clang-format"
+    if venv.exists():
+        return str(venv)
+    return shutil.which("clang-format")
+
+
+def format_files(root: Path = ROOT) -> list[Path]:
+    return sorted(list((root / "common").glob("*.cuh")) + list((root / "lessons").rglob("*.cu")))
+
+
+def check_format(root: Path = ROOT, fix: bool = False) -> tuple[list[str], str]:
+    binary = clang_format_binary()
+    if binary is None:
+        return ["clang-format not found; the configure step installs the pinned wheel into build/venv"], ""
+    version = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip()
+    files = [str(p) for p in format_files(root)]
+    if fix:
+        subprocess.run([binary, "-i", "--style=file", *files], check=True)
+        return [], version
+    proc = subprocess.run([binary, "--dry-run", "--Werror", "--style=file", *files], capture_output=True, text=True)
+    if proc.returncode == 0:
+        return [], version
+    problems = [l for l in proc.stderr.splitlines() if ": error:" in l]
+    return problems or [proc.stderr.strip()], version

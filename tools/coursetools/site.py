@@ -1,0 +1,5 @@
+"""Placeholder replaced below."""
+def build(out):
+    return 0
+def browser_test(out, shots):
+    return 0
