@@ -14,10 +14,12 @@
 //   v5  the last levels of the tree as warp shuffles, no shared memory
 //   v6  many items per thread, held in registers: 16 loads in flight
 //   v7  the same 16 items as four 16-byte vector loads
-//   v8  a grid sized to the machine (occupancy x SMs), each block striding
-//       over the input, one atomicAdd per block
-//   v9  v8 with a deterministic second pass in place of the atomics:
-//       what cub::DeviceReduce does
+//   v8  a grid sized to the machine (occupancy x SMs), each thread striding
+//       over the input's float4s, four loads in flight; one atomicAdd per
+//       block
+//   v9  v8 with a deterministic second pass in place of the atomics, as
+//       cub::DeviceReduce does, launched with day 58's programmatic
+//       dependent launch so the extra launch costs little
 //
 // v1 to v7 write one partial per block and finish with the same second
 // pass (one block, fixed order); v8 ends in atomics; v9 is v8 with the
@@ -38,8 +40,8 @@
 //         ... --only 9 --size 1000000        (one version, one size)
 //         ... --json day24.json
 //
-// Needs compute capability 7.0 or newer (warp shuffles with masks); the
-// course builds it for sm_90 with the other days.
+// Needs compute capability 9.0: v9 uses programmatic dependent launch
+// (griddepcontrol), which Hopper introduced; v1 to v8 would run on 7.0.
 //
 // Whether this program has run on real hardware is not written here: the
 // day's README shows the promoted run and its provenance, or says
@@ -88,6 +90,12 @@ constexpr double kRandomTolerance = 1e-5;
 static_assert((kThreadsPerBlock & (kThreadsPerBlock - 1)) == 0,
               "the trees halve the stride: block size must be a power of 2");
 static_assert(kItems % 4 == 0, "v7 loads the items as float4");
+
+// v8 and v9: independent 16-byte loads per thread per trip through the
+// grid-stride loop. Four keep 64 bytes per thread in flight, 128 KiB per
+// SM at 8 blocks of 256: more than the ~30 KiB per SM that HBM3e's
+// bandwidth x latency needs (4.8 TB/s x ~800 ns / 132 SMs).
+constexpr int kUnroll = 4;
 
 // ----------------------------------------------------------------------
 // Block-level pieces
@@ -337,20 +345,55 @@ __global__ void reduceV7(const float* __restrict__ in, size_t n,
 
 // snippet: v8-grid-stride
 // v8. v7 still launched one block per tile: 65,536 blocks at 1 GiB, each
-// paying its start, its block reduction and its store. Here the grid is
-// what the GPU holds at once (occupancy x SMs) and block b takes tiles b,
-// b + grid, b + 2 grid, ... (CUB's GridEvenShare in its STRIP_MINE form),
-// so each block reduces once, at the end, however large n is. With about
-// a thousand blocks, one atomicAdd each is cheap.
-// Launch assumption: blockDim.x == kThreadsPerBlock; *sum zeroed by the caller.
+// paying its start, its block reduction and its store, and a machine-sized
+// grid over whole tiles would leave some blocks one tile more than others
+// (65,536 tiles over 1,056 blocks: 62 or 63 each, a 1.5% tail). Here the
+// grid is what the GPU holds at once (occupancy x SMs), and every thread
+// strides over the input's float4s with kUnroll independent 16-byte loads
+// per trip, so no thread does more than one float4 more than another.
+// Each block reduces once, at the end, however large n is; with about a
+// thousand blocks, one atomicAdd each is cheap.
+// Launch assumption: blockDim.x == kThreadsPerBlock; *sum zeroed by the
+// caller; `in` 16-byte aligned.
+__device__ float gridStrideSum(const float* __restrict__ in, size_t n) {
+    const float4* in4 = reinterpret_cast<const float4*>(in);
+    const size_t n4 = n / 4;
+    const size_t stride = static_cast<size_t>(gridDim.x) * kThreadsPerBlock;
+    size_t i = blockIdx.x * static_cast<size_t>(kThreadsPerBlock) + threadIdx.x;
+    float acc[kUnroll] = {};
+    for (; i + (kUnroll - 1) * stride < n4; i += kUnroll * stride) {
+        float4 v[kUnroll];
+#pragma unroll
+        for (int k = 0; k < kUnroll; ++k) {
+            v[k] = in4[i + k * stride];
+        }
+#pragma unroll
+        for (int k = 0; k < kUnroll; ++k) {
+            acc[k] += (v[k].x + v[k].y) + (v[k].z + v[k].w);
+        }
+    }
+    for (; i < n4; i += stride) {
+        const float4 v = in4[i];
+        acc[0] += (v.x + v.y) + (v.z + v.w);
+    }
+    // The n % 4 leftover floats, at most three, go to the grid's first
+    // threads.
+    const size_t t =
+        blockIdx.x * static_cast<size_t>(kThreadsPerBlock) + threadIdx.x;
+    if (t < n - 4 * n4) {
+        acc[0] += in[4 * n4 + t];
+    }
+    float sum = 0.0f;
+#pragma unroll
+    for (int k = 0; k < kUnroll; ++k) {
+        sum += acc[k];
+    }
+    return sum;
+}
+
 __global__ void reduceV8(const float* __restrict__ in, size_t n,
                          float* __restrict__ sum) {
-    const size_t tiles = (n + kTileElems - 1) / kTileElems;
-    float acc = 0.0f;
-    for (size_t t = blockIdx.x; t < tiles; t += gridDim.x) {
-        acc = addTileVectorized(in, n, t, acc);
-    }
-    acc = blockSum(acc);
+    const float acc = blockSum(gridStrideSum(in, n));
     if (threadIdx.x == 0) {
         atomicAdd(sum, acc);
     }
@@ -361,21 +404,23 @@ __global__ void reduceV8(const float* __restrict__ in, size_t n,
 // v9. The atomics land in whatever order the blocks finish, and float
 // addition is not associative: v8's last bits change from run to run.
 // CUB's answer is a second pass: pass 1 stores each block's partial,
-// pass 2 (one block) adds them in a fixed order. The same inputs give the
-// same bits every time, for the price of one more small launch.
+// pass 2 (one block) adds them in a fixed order, so the same input gives
+// the same bits every time. The price is one more launch; day 58's
+// programmatic dependent launch hides most of it: pass 1 lets pass 2 be
+// scheduled as soon as every block of pass 1 has started, and pass 2
+// waits inside the kernel, in cudaGridDependencySynchronize(), until pass
+// 1 has finished and its partials are visible.
 __global__ void reduceV9(const float* __restrict__ in, size_t n,
                          float* __restrict__ partials) {
-    const size_t tiles = (n + kTileElems - 1) / kTileElems;
-    float acc = 0.0f;
-    for (size_t t = blockIdx.x; t < tiles; t += gridDim.x) {
-        acc = addTileVectorized(in, n, t, acc);
-    }
-    acc = blockSum(acc);
+    cudaTriggerProgrammaticLaunchCompletion();  // scheduling only, no data
+    const float acc = blockSum(gridStrideSum(in, n));
     if (threadIdx.x == 0) {
         partials[blockIdx.x] = acc;
     }
 }
+// end snippet
 
+// snippet: finish-partials
 // The second pass every two-pass version shares. Thread j adds partials
 // j, j + 1024, ... in that order; the block sum is a fixed tree. Launch
 // assumption: one block of kFinishThreads threads.
@@ -450,6 +495,22 @@ const char* const kVersionNames[] = {
 };
 constexpr int kVersions = 9;
 
+// Launches the second pass so that it may start before the first has
+// finished (day 58's machinery): its blocks wait in
+// cudaGridDependencySynchronize() for the first pass's partials.
+void finishDependent(const float* partials, size_t count, float* out) {
+    cudaLaunchAttribute attrs[1];
+    attrs[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attrs[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(1);
+    cfg.blockDim = dim3(kFinishThreads);
+    cfg.stream = 0;
+    cfg.attrs = attrs;
+    cfg.numAttrs = 1;
+    CUDA_CHECK(cudaLaunchKernelEx(&cfg, finishPartials, partials, count, out));
+}
+
 struct Launcher {
     size_t n;
     int machineGrid;  // occupancy x SMs, for v8 and v9
@@ -468,9 +529,12 @@ struct Launcher {
             case 7:
                 return (n + kTileElems - 1) / kTileElems;
             default: {
-                const size_t tiles = (n + kTileElems - 1) / kTileElems;
-                return tiles < static_cast<size_t>(machineGrid)
-                           ? tiles
+                // No more blocks than there are float4s to give out.
+                const size_t n4 = (n + 3) / 4;
+                const size_t most =
+                    (n4 + kThreadsPerBlock - 1) / kThreadsPerBlock;
+                return most < static_cast<size_t>(machineGrid)
+                           ? most
                            : static_cast<size_t>(machineGrid);
             }
         }
@@ -509,7 +573,9 @@ struct Launcher {
                 reduceV9<<<blocks, kThreadsPerBlock>>>(b.in, n, b.partials);
                 break;
         }
-        if (v != 8) {
+        if (v == 9) {
+            finishDependent(b.partials, blocks, b.out);
+        } else if (v != 8) {
             finishPartials<<<1, kFinishThreads>>>(b.partials, blocks, b.out);
         }
     }
@@ -624,7 +690,7 @@ int main(int argc, char** argv) {
     }
     versions.push_back(0);  // CUB: every table's reference row
 
-    const cudaDeviceProp prop = course::requireGpu(kName, {7, 0, false});
+    const cudaDeviceProp prop = course::requireGpu(kName, {9, 0, false});
 
     std::vector<size_t> sizes;
     if (args.size) {

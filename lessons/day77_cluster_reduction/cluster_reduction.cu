@@ -316,13 +316,13 @@ __global__ void persistentReduce(const float* __restrict__ in, size_t n,
         if (cluster.block_rank() == 0 && threadIdx.x < 32) {
             // One lane per rank reads that rank's total through DSMEM, in
             // parallel, and a shuffle adds them: 16 ranks, one round trip.
-            const unsigned int r = threadIdx.x;
-            float v = 0.0f;
-            if (r < cluster.num_blocks()) {
-                v = *cluster.map_shared_rank(&blockTotal, r);
-            }
-            v = warpSum(v);
-            if (r == 0) {
+            // Lanes past the cluster's size read rank 0 and discard it, so
+            // the warp never splits before the shuffle.
+            const unsigned int lane = threadIdx.x;
+            const bool mine = lane < cluster.num_blocks();
+            float v = *cluster.map_shared_rank(&blockTotal, mine ? lane : 0u);
+            v = warpSum(mine ? v : 0.0f);
+            if (lane == 0) {
                 atomicAdd(sum, v);
             }
         }
@@ -740,14 +740,46 @@ void runPersistent(Run& r, int maxCluster) {
     int perSm = 0;
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
         &perSm, persistentReduce<true>, kThreadsPerBlock, 0));
-    // One grid for every row, a multiple of the largest cluster, so the
-    // rows differ only in their tails.
-    const int grid =
-        (r.prop.multiProcessorCount * perSm / kMaxNonPortableCluster) *
-        kMaxNonPortableCluster;
     std::vector<int> clusters = {1, 2, 4, kMaxPortableCluster};
     if (maxCluster >= kMaxNonPortableCluster)
         clusters.push_back(16);
+
+    // One grid for every row, so the rows differ only in their tails: the
+    // largest grid that every cluster size holds in a single wave (a
+    // cluster must fit inside one GPC, so large clusters strand SMs and
+    // hold fewer blocks than occupancy x SMs), rounded down to a multiple
+    // of the largest cluster.
+    int grid = r.prop.multiProcessorCount * perSm;
+    std::printf(
+        "\nco-resident clusters of the persistent kernel "
+        "(cudaOccupancyMaxActiveClusters):");
+    for (int c : clusters) {
+        cudaLaunchAttribute attr;
+        attr.id = cudaLaunchAttributeClusterDimension;
+        attr.val.clusterDim.x = static_cast<unsigned int>(c);
+        attr.val.clusterDim.y = 1;
+        attr.val.clusterDim.z = 1;
+        cudaLaunchConfig_t cfg = {};
+        cfg.gridDim = dim3(static_cast<unsigned int>(c));
+        cfg.blockDim = dim3(kThreadsPerBlock);
+        cfg.attrs = &attr;
+        cfg.numAttrs = 1;
+        int active = 0;
+        CUDA_CHECK(cudaOccupancyMaxActiveClusters(
+            &active, persistentReduce<true>, &cfg));
+        std::printf(" %d x %d = %d blocks;", active, c, active * c);
+        r.report.row(
+            course::Row()
+                .str("group", "occupancy")
+                .str("mode", "max-active-clusters-" + std::to_string(c))
+                .integer("cluster_size", c)
+                .integer("active_clusters", active)
+                .integer("blocks", active * c));
+        if (active * c < grid)
+            grid = active * c;
+    }
+    std::printf("\n");
+    grid = (grid / kMaxNonPortableCluster) * kMaxNonPortableCluster;
 
     bool ok = r.checkAtomic("persistent-atomic", [&] {
         persistentReduce<false><<<grid, kThreadsPerBlock>>>(r.in, r.n, r.sum);
@@ -763,8 +795,8 @@ void runPersistent(Run& r, int maxCluster) {
 
     char title[160];
     std::snprintf(title, sizeof title,
-                  "persistent schedule: %d blocks (%d per SM x %d SMs, "
-                  "rounded to a multiple of 16)",
+                  "persistent schedule: %d blocks (occupancy allows %d per "
+                  "SM x %d SMs; see the cluster limits above)",
                   grid, perSm, r.prop.multiProcessorCount);
     printTableHeader(title);
     r.time("persistent", "persistent-atomic", grid, bytes, [&] {
