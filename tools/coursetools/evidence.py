@@ -40,7 +40,7 @@ TAG_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 # A lesson source that still carries the seed's status comment says it has
 # never run; it cannot be promoted until that sentence is replaced by the
 # pointer to the page (REVIEW-PROCESS.md, "Promoting").
-UNVERIFIED_SOURCE_RE = re.compile(r"^\s*//\s*UNVERIFIED\b", re.MULTILINE)
+UNVERIFIED_SOURCE_RE = re.compile(r"^\s*//\s*UNVERIFIED:", re.MULTILINE)
 
 
 def evidence_dir() -> Path:
