@@ -56,14 +56,26 @@ def _check_or_write(files: dict[Path, str], check: bool, remove: list[Path] = ()
 # -- snippets --------------------------------------------------------------
 
 
+def source_root(paths: list[str]) -> Path:
+    """Paths in artifacts are relative to the repository the sources are
+    in: this checkout, or the current folder for sources elsewhere."""
+    for p in paths:
+        try:
+            Path(p).resolve().relative_to(ROOT)
+        except ValueError:
+            return Path.cwd()
+    return ROOT
+
+
 def snippet_artifacts(paths: list[str], out: Path) -> tuple[dict[str, dict[str, str]], list]:
-    by_lesson, diags = snippets.extract_files(paths, ROOT)
+    root = source_root(paths)
+    by_lesson, diags = snippets.extract_files(paths, root)
     trees: dict[str, dict[str, str]] = {}
     for lesson, snips in sorted(by_lesson.items()):
         files = {}
         index = []
         for s in sorted(snips, key=lambda s: s.name):
-            files[f"{s.name}.md"] = snippets.artifact_text(s, out / lesson, ROOT)
+            files[f"{s.name}.md"] = snippets.artifact_text(s, out / lesson, root)
             index.append({"name": s.name, "source": s.path, "start": s.start, "end": s.end})
         files["index.json"] = json.dumps(index, indent=2) + "\n"
         trees[lesson] = files

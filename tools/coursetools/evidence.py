@@ -64,9 +64,10 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def sources_digest(lesson: Lesson, root: Path = ROOT) -> dict:
+def sources_digest(lesson: Lesson, root: Path | None = None) -> dict:
     """Each file's SHA-256 and one digest over the sorted (path, hash)
     pairs: the lesson's sources and the shared header."""
+    root = root or ROOT
     files = {}
     for rel in lesson.digest_files:
         p = root / rel

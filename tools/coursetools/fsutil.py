@@ -51,6 +51,8 @@ def replace_tree(final: Path, files: dict[str, str]) -> None:
     """Writes `files` (relative name -> text) as the whole content of the
     folder `final`: built in a temporary folder beside it, then swapped in."""
     final = Path(final)
+    if _same_tree(final, files):
+        return
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{final.name}."))
     try:
@@ -68,3 +70,14 @@ def replace_tree(final: Path, files: dict[str, str]) -> None:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def _same_tree(final: Path, files: dict[str, str]) -> bool:
+    """True when `final` already holds exactly `files`: a rebuild of an
+    unchanged lesson then writes nothing."""
+    if not final.is_dir():
+        return False
+    present = {p.relative_to(final).as_posix() for p in final.rglob("*") if p.is_file()}
+    if present != set(files):
+        return False
+    return all((final / name).read_bytes() == text.encode("utf-8") for name, text in files.items())
