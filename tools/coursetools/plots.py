@@ -4,6 +4,7 @@ the same results give the same bytes on every machine."""
 
 from __future__ import annotations
 
+import math
 from html import escape
 
 BAR_H = 18
@@ -15,11 +16,12 @@ TOP = 44
 
 
 def _nice_max(v: float) -> float:
+    """The smallest 1, 2, 2.5 or 5 times a power of ten at or above v."""
     if v <= 0:
         return 1.0
-    mag = 10 ** len(str(int(v))) / 10
+    mag = 10.0 ** math.floor(math.log10(v))
     for step in (1, 2, 2.5, 5, 10):
-        if step * mag >= v:
+        if step * mag >= v * (1 - 1e-12):
             return step * mag
     return 10 * mag
 
@@ -44,7 +46,7 @@ def bar_chart(title: str, unit: str, bars: list[tuple[str, float, float, float]]
         x = LABEL_W + PLOT_W * k / 4
         out.append(f'<line x1="{x:.1f}" y1="{TOP - 4}" x2="{x:.1f}" y2="{height - 30}" stroke="#ddd"/>')
         out.append(
-            f'<text x="{x:.1f}" y="{height - 14}" text-anchor="middle" fill="#555">{top * k / 4:g}</text>'
+            f'<text x="{x:.1f}" y="{height - 14}" text-anchor="middle" fill="#555">{top * k / 4:.4g}</text>'
         )
     out.append(
         f'<text x="{LABEL_W + PLOT_W / 2:.1f}" y="{height - 2}" text-anchor="middle" fill="#333">{escape(unit)}</text>'

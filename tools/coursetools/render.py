@@ -106,6 +106,11 @@ class Page:
         found = self.rows(**where)
         return found[0] if found else None
 
+    def value(self, field: str, **where):
+        """A number from the promoted record, or None."""
+        r = self.row(**where)
+        return None if r is None else r.get(field)
+
     def measured(self, field: str, fmt: str = "{:.3g}", **where) -> str:
         """A number from the promoted record, or a plain 'unmeasured'."""
         r = self.row(**where)

@@ -93,7 +93,10 @@ def _decode(path: str, data: bytes) -> tuple[str | None, list[Diagnostic]]:
 
 
 def _dedent(path: str, content: list[tuple[int, str]], diags: list[Diagnostic]) -> list[str]:
-    nonblank = [(n, s) for n, s in content if s.strip()]
+    # Preprocessor lines sit at column 0 whatever the code around them
+    # does (clang-format puts them there), so they do not count towards
+    # the common indentation; they stay where they are.
+    nonblank = [(n, s) for n, s in content if s.strip() and not s.lstrip().startswith("#")]
     if not nonblank:
         return [s for _, s in content]
     indents = [re.match(r"[ \t]*", s).group(0) for _, s in nonblank]
@@ -116,7 +119,15 @@ def _dedent(path: str, content: list[tuple[int, str]], diags: list[Diagnostic]) 
                 )
                 break
         return [s for _, s in content]
-    return [s[width:] if s.strip() else "" for _, s in content]
+    return [_strip_indent(s, width) for _, s in content]
+
+
+def _strip_indent(line: str, width: int) -> str:
+    if not line.strip():
+        return ""
+    if line.lstrip().startswith("#"):
+        return line[min(width, len(line) - len(line.lstrip(" \t"))):]
+    return line[width:]
 
 
 def parse_source(path: str, data: bytes) -> tuple[list[Snippet], list[Diagnostic]]:

@@ -121,3 +121,15 @@ def test_property_extracts_exactly_the_placed_lines(body, before, after, name, i
     expected = [p[common:] for p in placed]
     assert got.lines == expected
     assert got.start == len(before) + 2 and got.end == len(before) + 1 + len(body)
+
+
+def test_preprocessor_lines_do_not_stop_the_dedent():
+    got = extract(
+        "    // snippet: guarded\n"
+        "    cluster.sync();\n"
+        "#ifndef DROP\n"
+        "    cluster.sync();\n"
+        "#endif\n"
+        "    // end snippet\n"
+    )
+    assert got["guarded"].lines == ["cluster.sync();", "#ifndef DROP", "cluster.sync();", "#endif"]
