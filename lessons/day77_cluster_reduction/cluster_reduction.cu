@@ -27,6 +27,11 @@
 //               persistent-dsm-N     the same grid in clusters of N (1, 2,
 //                                    4, 8, and 16 where the GPU allows it),
 //                                    one atomic per cluster
+//   histogram   histogram-atomic     many global atomics per block: each
+//                                    block flushes all 4,096 bins of its
+//                                    private histogram with atomicAdd
+//               histogram-dsm-N      the blocks of a cluster add their bins
+//                                    through DSMEM first: N times fewer
 //   stencil     stencil-global       3-point stencil, halo read from global
 //               stencil-dsm          halo read from the neighbour block's
 //                                    shared memory inside the cluster
@@ -39,7 +44,8 @@
 // Every reduction reduces all-ones input whose count is under 2^24, so
 // every partial and every running total is a whole number a float holds
 // exactly, whatever order the atomics land in (day 24's trick): its check
-// is an exact comparison. The stencil is checked on random data against a
+// is an exact comparison. The histogram is compared with the host's
+// counts bin by bin. The stencil is checked on random data against a
 // float64 CPU reference; the latency chase against the index the host
 // predicts. Nothing is timed before its check has run.
 //
@@ -100,6 +106,11 @@ constexpr size_t kDefaultElems = 16777216ull - 611ull;
 // cudaOccupancyMaxPotentialClusterSize agrees.
 constexpr int kMaxPortableCluster = 8;
 constexpr int kMaxNonPortableCluster = 16;
+
+// The histogram's bins: 4,096 counters, 16 KiB of shared memory per
+// block, divisible by every cluster size up to 16. Each of ~1,000 blocks
+// flushes all of them, about 4 million global atomics in all.
+constexpr int kBins = 4096;
 
 // The stencil's cluster: 4 blocks, so three of every four block edges
 // are exchanged through DSMEM and one through global memory.
@@ -333,6 +344,61 @@ __global__ void persistentReduce(const float* __restrict__ in, size_t n,
         // end snippet
     }
 }
+
+// snippet: histogram-dsm
+// A histogram: many global atomics per block, the case where combining
+// inside a cluster can pay. Each block counts its share of the keys into
+// a private shared-memory histogram (shared atomics), then flushes it.
+//   kCluster == false: every block adds all kBins counts to global memory
+//                      with atomicAdd: grid x kBins global atomics.
+//   kCluster == true:  rank q of a cluster of c owns bins [q B/c, (q+1) B/c)
+//                      and sums them over every rank's histogram through
+//                      DSMEM before one atomicAdd per bin: c times fewer.
+// Launch assumption: blockDim.x == kThreadsPerBlock; the cluster version
+// through launchInClusters() with kBins divisible by the cluster size;
+// every key < kBins; *bins zeroed by the caller when it wants the counts.
+template <bool kCluster>
+__global__ void histogram(const unsigned int* __restrict__ keys, size_t n,
+                          unsigned int* __restrict__ bins) {
+    __shared__ unsigned int local[kBins];
+    for (int k = threadIdx.x; k < kBins; k += kThreadsPerBlock) {
+        local[k] = 0;
+    }
+    __syncthreads();  // every counter zeroed before any thread counts
+    const size_t stride = static_cast<size_t>(gridDim.x) * kThreadsPerBlock;
+    for (size_t i =
+             blockIdx.x * static_cast<size_t>(kThreadsPerBlock) + threadIdx.x;
+         i < n; i += stride) {
+        atomicAdd(&local[keys[i]], 1u);
+    }
+    if constexpr (!kCluster) {
+        __syncthreads();  // every count in before the flush reads it
+        for (int k = threadIdx.x; k < kBins; k += kThreadsPerBlock) {
+            atomicAdd(&bins[k], local[k]);
+        }
+    } else {
+        cg::cluster_group cluster = cg::this_cluster();
+        // Every block of the cluster has finished counting, and its counts
+        // are visible to the others.
+        cluster.sync();
+        const unsigned int c = cluster.num_blocks();
+        const unsigned int per = kBins / c;
+        const unsigned int first = cluster.block_rank() * per;
+        for (unsigned int k = first + threadIdx.x; k < first + per;
+             k += kThreadsPerBlock) {
+            unsigned int total = 0;
+            for (unsigned int q = 0; q < c; ++q) {
+                total += cluster.map_shared_rank(local, q)[k];
+            }
+            atomicAdd(&bins[k], total);
+        }
+#ifndef DAY77_DROP_TRAILING_CLUSTER_SYNC
+        // The other ranks are still reading this block's counts.
+        cluster.sync();
+#endif
+    }
+}
+// end snippet
 
 // snippet: stencil-dsm
 // 3-point stencil, out[i] = 0.25 in[i-1] + 0.5 in[i] + 0.25 in[i+1], with
@@ -735,24 +801,21 @@ void runSeedAndCosts(Run& r, int maxCluster) {
            [&] { atomicsOnly<<<blocks, 32>>>(r.n, r.sum); });
 }
 
-void runPersistent(Run& r, int maxCluster) {
-    const double bytes = static_cast<double>(r.n) * sizeof(float);
+// The largest grid that every cluster size in `clusters` holds in a single
+// wave, rounded down to a multiple of the largest cluster: a cluster must
+// fit inside one GPC, so large clusters strand SMs and hold fewer blocks
+// than occupancy x SMs. Prints and records what the occupancy API said.
+template <typename... KernelArgs>
+int oneWaveGrid(Run& r, void (*kernel)(KernelArgs...), const char* what,
+                const std::vector<int>& clusters) {
     int perSm = 0;
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &perSm, persistentReduce<true>, kThreadsPerBlock, 0));
-    std::vector<int> clusters = {1, 2, 4, kMaxPortableCluster};
-    if (maxCluster >= kMaxNonPortableCluster)
-        clusters.push_back(16);
-
-    // One grid for every row, so the rows differ only in their tails: the
-    // largest grid that every cluster size holds in a single wave (a
-    // cluster must fit inside one GPC, so large clusters strand SMs and
-    // hold fewer blocks than occupancy x SMs), rounded down to a multiple
-    // of the largest cluster.
+        &perSm, kernel, kThreadsPerBlock, 0));
     int grid = r.prop.multiProcessorCount * perSm;
     std::printf(
-        "\nco-resident clusters of the persistent kernel "
-        "(cudaOccupancyMaxActiveClusters):");
+        "\nco-resident clusters of the %s kernel "
+        "(cudaOccupancyMaxActiveClusters; %d blocks per SM alone):",
+        what, perSm);
     for (int c : clusters) {
         cudaLaunchAttribute attr;
         attr.id = cudaLaunchAttributeClusterDimension;
@@ -765,21 +828,36 @@ void runPersistent(Run& r, int maxCluster) {
         cfg.attrs = &attr;
         cfg.numAttrs = 1;
         int active = 0;
-        CUDA_CHECK(cudaOccupancyMaxActiveClusters(
-            &active, persistentReduce<true>, &cfg));
+        CUDA_CHECK(cudaOccupancyMaxActiveClusters(&active, kernel, &cfg));
         std::printf(" %d x %d = %d blocks;", active, c, active * c);
-        r.report.row(
-            course::Row()
-                .str("group", "occupancy")
-                .str("mode", "max-active-clusters-" + std::to_string(c))
-                .integer("cluster_size", c)
-                .integer("active_clusters", active)
-                .integer("blocks", active * c));
+        r.report.row(course::Row()
+                         .str("group", "occupancy")
+                         .str("mode", std::string(what) +
+                                          "-max-active-clusters-" +
+                                          std::to_string(c))
+                         .integer("cluster_size", c)
+                         .integer("active_clusters", active)
+                         .integer("blocks", active * c));
         if (active * c < grid)
             grid = active * c;
     }
     std::printf("\n");
-    grid = (grid / kMaxNonPortableCluster) * kMaxNonPortableCluster;
+    return (grid / kMaxNonPortableCluster) * kMaxNonPortableCluster;
+}
+
+std::vector<int> clusterSizes(int maxCluster) {
+    std::vector<int> clusters = {1, 2, 4, kMaxPortableCluster};
+    if (maxCluster >= kMaxNonPortableCluster)
+        clusters.push_back(16);
+    return clusters;
+}
+
+void runPersistent(Run& r, int maxCluster) {
+    const double bytes = static_cast<double>(r.n) * sizeof(float);
+    const std::vector<int> clusters = clusterSizes(maxCluster);
+    // One grid for every row, so the rows differ only in their tails.
+    const int grid =
+        oneWaveGrid(r, persistentReduce<true>, "persistent", clusters);
 
     bool ok = r.checkAtomic("persistent-atomic", [&] {
         persistentReduce<false><<<grid, kThreadsPerBlock>>>(r.in, r.n, r.sum);
@@ -795,9 +873,9 @@ void runPersistent(Run& r, int maxCluster) {
 
     char title[160];
     std::snprintf(title, sizeof title,
-                  "persistent schedule: %d blocks (occupancy allows %d per "
-                  "SM x %d SMs; see the cluster limits above)",
-                  grid, perSm, r.prop.multiProcessorCount);
+                  "persistent schedule: %d blocks, one wave for every "
+                  "cluster size (see the limits above)",
+                  grid);
     printTableHeader(title);
     r.time("persistent", "persistent-atomic", grid, bytes, [&] {
         persistentReduce<false><<<grid, kThreadsPerBlock>>>(r.in, r.n, r.sum);
@@ -830,6 +908,97 @@ __global__ void fillRandom(float* out, size_t n) {
     const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
     if (i < n)
         out[i] = hashUnit(static_cast<uint32_t>(i) * 2654435761u + 12345u);
+}
+
+// Keys for the histogram: the same hash as the stencil's data, as bins.
+__global__ void fillKeys(unsigned int* keys, size_t n) {
+    const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+    if (i < n) {
+        keys[i] = static_cast<unsigned int>(
+                      hashUnit(static_cast<uint32_t>(i) * 2654435761u + 777u) *
+                      kBins) %
+                  kBins;
+    }
+}
+
+void runHistogram(Run& r) {
+    const size_t n = r.n;
+    // Opts the kernel in to clusters of 16 and asks whether it may use them.
+    const std::vector<int> clusters =
+        clusterSizes(maxClusterSize(histogram<true>, kThreadsPerBlock));
+    unsigned int* keys = nullptr;
+    unsigned int* bins = nullptr;
+    CUDA_CHECK(cudaMalloc(&keys, n * sizeof(unsigned int)));
+    CUDA_CHECK(cudaMalloc(&bins, kBins * sizeof(unsigned int)));
+    fillKeys<<<static_cast<unsigned int>((n + 255) / 256), 256>>>(keys, n);
+    CUDA_CHECK(cudaGetLastError());
+    std::vector<unsigned int> h(n);
+    CUDA_CHECK(cudaMemcpy(h.data(), keys, n * sizeof(unsigned int),
+                          cudaMemcpyDeviceToHost));
+    std::vector<unsigned int> want(kBins, 0);
+    for (unsigned int k : h)
+        ++want[k];
+
+    const int grid = oneWaveGrid(r, histogram<true>, "histogram", clusters);
+
+    // Exact: every bin's count, compared with the host's.
+    auto check = [&](const std::string& mode, auto launch) {
+        CUDA_CHECK(cudaMemset(bins, 0, kBins * sizeof(unsigned int)));
+        launch();
+        CUDA_CHECK(cudaGetLastError());
+        CUDA_CHECK(cudaDeviceSynchronize());
+        std::vector<unsigned int> got(kBins);
+        CUDA_CHECK(cudaMemcpy(got.data(), bins, kBins * sizeof(unsigned int),
+                              cudaMemcpyDeviceToHost));
+        int bad = 0, first = -1;
+        for (int k = 0; k < kBins; ++k) {
+            if (got[k] != want[k] && bad++ == 0)
+                first = k;
+        }
+        char detail[200];
+        if (bad == 0) {
+            std::snprintf(detail, sizeof detail, "all %d bins exact", kBins);
+        } else {
+            std::snprintf(detail, sizeof detail,
+                          "%d wrong bins; first is bin %d: got %u, want %u",
+                          bad, first, got[first], want[first]);
+            std::fprintf(stderr, "%s: %s\n", mode.c_str(), detail);
+        }
+        r.report.check(mode, bad == 0, detail);
+        return bad == 0;
+    };
+    bool ok = check("histogram-atomic", [&] {
+        histogram<false><<<grid, kThreadsPerBlock>>>(keys, n, bins);
+    });
+    for (int c : clusters) {
+        ok &= check("histogram-dsm-" + std::to_string(c), [&] {
+            launchInClusters(histogram<true>, grid, kThreadsPerBlock, c,
+                             static_cast<const unsigned int*>(keys), n, bins);
+        });
+    }
+    if (ok) {
+        char title[200];
+        std::snprintf(title, sizeof title,
+                      "histogram of %zu keys into %d bins: %d blocks, one "
+                      "wave for every cluster size",
+                      n, kBins, grid);
+        const double bytes = static_cast<double>(n) * sizeof(unsigned int);
+        printTableHeader(title);
+        r.time("histogram", "histogram-atomic", static_cast<long>(grid) * kBins,
+               bytes, [&] {
+                   histogram<false><<<grid, kThreadsPerBlock>>>(keys, n, bins);
+               });
+        for (int c : clusters) {
+            r.time("histogram", "histogram-dsm-" + std::to_string(c),
+                   static_cast<long>(grid) * kBins / c, bytes, [&] {
+                       launchInClusters(
+                           histogram<true>, grid, kThreadsPerBlock, c,
+                           static_cast<const unsigned int*>(keys), n, bins);
+                   });
+        }
+    }
+    CUDA_CHECK(cudaFree(keys));
+    CUDA_CHECK(cudaFree(bins));
 }
 
 void runStencil(Run& r) {
@@ -1047,14 +1216,16 @@ int main(int argc, char** argv) {
     const char* kName = "day77_cluster_reduction";
     const course::Args args = course::Args::parse(
         kName, argc, argv,
-        "--only takes a group: seed-and-costs, persistent, stencil, latency\n");
-    const char* groups[] = {"seed-and-costs", "persistent", "stencil",
-                            "latency"};
+        "--only takes a group: seed-and-costs, persistent, histogram, "
+        "stencil, latency\n");
+    const char* groups[] = {"seed-and-costs", "persistent", "histogram",
+                            "stencil", "latency"};
     if (!args.only.empty() &&
         std::none_of(std::begin(groups), std::end(groups),
                      [&](const char* g) { return args.only == g; })) {
         args.usage(("--only does not know '" + args.only + "'").c_str(),
-                   "groups: seed-and-costs, persistent, stencil, latency\n");
+                   "groups: seed-and-costs, persistent, histogram, stencil, "
+                   "latency\n");
     }
     const cudaDeviceProp prop = course::requireGpu(kName, {9, 0, true});
 
@@ -1114,6 +1285,8 @@ int main(int argc, char** argv) {
         runSeedAndCosts(r, maxSeed);
     if (args.wants("persistent"))
         runPersistent(r, maxPersistent);
+    if (args.wants("histogram"))
+        runHistogram(r);
     if (args.wants("stencil"))
         runStencil(r);
     if (args.wants("latency"))

@@ -441,5 +441,6 @@ def verify(lessons: list[Lesson], base: Path | None = None) -> list[str]:
             continue
         st = state_of(lesson, base)
         for r in st.reasons:
-            problems.append(f"{lesson.target}: {st.state}: {r}")
+            prefix = "" if r.startswith(("stale:", "altered:")) else f"{st.state}: "
+            problems.append(f"{lesson.target}: {prefix}{r}")
     return problems

@@ -150,6 +150,14 @@ def collect(lessons, standalone_dir: Path) -> dict[str, str | bytes]:
         page = (l.path / "README.md").read_text(encoding="utf-8")
         sources = {os.path.basename(s) for s in l.sources}
         page = _admonitions(_rewrite_links(page, l, sources))
+        if not ev.state_of(l).valid:
+            # Said at the top too, so no reader takes the prose's numbers
+            # (which read "unmeasured") or its claims for a verified run.
+            page = re.sub(
+                r"^(# .*\n)",
+                r'\1\n!!! unverified "UNVERIFIED"\n\n    No promoted run on real hardware matches this '
+                r"page's sources; see *Expected output* below.\n",
+                page, count=1, flags=re.MULTILINE)
         alone = standalone_dir / f"{l.target}.cu"
         if alone.exists():
             page = page.replace(

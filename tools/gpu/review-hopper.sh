@@ -77,6 +77,17 @@ else
                  || fail "day77 without trailing sync: nothing caught the missing barrier"
 fi
 
+# What each cluster kernel does without its trailing barrier, one group at
+# a time (the whole program stops at the first fault): reported, not judged.
+for group in seed-and-costs persistent histogram stencil; do
+  build/bin/day77_cluster_reduction_no_trailing_sync --only "$group" $small \
+    > "$logs/day77-nosync-$group.log" 2>&1
+  rc=$?
+  printf 'INFO  day77 without trailing sync, --only %s: exit %d: %s\n' "$group" "$rc" \
+    "$(grep -m1 -E 'CUDA error|wrong|checks passed' "$logs/day77-nosync-$group.log")" \
+    | tee -a "$logs/summary.txt"
+done
+
 step "negative: day58 reading before cudaGridDependencySynchronize()"
 build/bin/day58_pdl_read_before_wait > "$logs/day58-read-before-wait.log" 2>&1
 rc=$?
