@@ -41,13 +41,12 @@ def _fmt_num(v) -> str:
 class Page:
     """What a lesson template can call."""
 
-    def __init__(self, lesson: Lesson, lesson_snippets: list[snippets.Snippet], state: ev.State, all_lessons):
+    def __init__(self, lesson: Lesson, lesson_snippets: list[snippets.Snippet], state: ev.State):
         self.lesson = lesson
         self.state = state
         self.page_dir = lesson.path
         self._snippets = {s.name: s for s in lesson_snippets}
         self.figures: dict[str, str] = {}
-        self.lessons = {l.target: l for l in all_lessons}
 
     # -- snippets -------------------------------------------------------
     def snippet(self, name: str) -> str:
@@ -181,7 +180,7 @@ def _did_you_mean(name: str, known: list[str]) -> str:
     return f"; known snippets: {', '.join(known) or 'none'}"
 
 
-def render_lesson(lesson: Lesson, all_lessons) -> tuple[dict[Path, str], list[Diagnostic]]:
+def render_lesson(lesson: Lesson, all_lessons=()) -> tuple[dict[Path, str], list[Diagnostic]]:
     template_path = lesson.path / TEMPLATE
     shown = template_path.relative_to(ROOT).as_posix()
     if not template_path.exists():
@@ -199,7 +198,7 @@ def render_lesson(lesson: Lesson, all_lessons) -> tuple[dict[Path, str], list[Di
     if diags:
         return {}, diags
 
-    page = Page(lesson, found, ev.state_of(lesson), all_lessons)
+    page = Page(lesson, found, ev.state_of(lesson))
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(lesson.path)),
         undefined=jinja2.StrictUndefined,

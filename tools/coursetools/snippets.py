@@ -22,7 +22,7 @@ import os
 import re
 from pathlib import Path
 
-from .diagnostics import CourseError, Diagnostic, display_path
+from .diagnostics import Diagnostic, display_path
 
 NAME_RE = r"[a-z0-9]+(?:-[a-z0-9]+)*"
 OPEN_RE = re.compile(r"^(?P<indent>[ \t]*)// snippet: (?P<name>" + NAME_RE + r")[ \t]*$")

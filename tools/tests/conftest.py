@@ -3,7 +3,6 @@ folder, exactly as a course author would run them from a shell."""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 

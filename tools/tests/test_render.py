@@ -61,7 +61,6 @@ def test_template_syntax_error_has_its_line(lesson):
 
 
 def test_check_exits_3_when_the_page_is_stale(course, lesson, monkeypatch):
-    from coursetools import cli
 
     template(lesson, "# {{ lesson.topic }}\n")
     monkeypatch.setattr(manifest, "load", lambda path=None: [lesson])

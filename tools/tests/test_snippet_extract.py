@@ -4,9 +4,6 @@ over generated sources."""
 
 from __future__ import annotations
 
-import os
-import shutil
-from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
