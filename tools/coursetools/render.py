@@ -180,7 +180,7 @@ def _did_you_mean(name: str, known: list[str]) -> str:
     return f"; known snippets: {', '.join(known) or 'none'}"
 
 
-def render_lesson(lesson: Lesson, all_lessons=()) -> tuple[dict[Path, str], list[Diagnostic]]:
+def render_lesson(lesson: Lesson) -> tuple[dict[Path, str], list[Diagnostic]]:
     template_path = lesson.path / TEMPLATE
     shown = template_path.relative_to(ROOT).as_posix()
     if not template_path.exists():
@@ -229,7 +229,7 @@ def render_all(lessons, only=None) -> tuple[dict[Path, str], list[Diagnostic]]:
     for lesson in lessons:
         if only and lesson.target not in only:
             continue
-        f, d = render_lesson(lesson, lessons)
+        f, d = render_lesson(lesson)
         files.update(f)
         diags.extend(d)
     return files, diags

@@ -36,7 +36,7 @@ def template(lesson, text):
 
 def test_unknown_snippet_suggests_the_near_name(lesson):
     template(lesson, "# {{ lesson.topic }}\n\n{{ snippet('cluster-lunch') }}\n")
-    files, diags = render.render_lesson(lesson, [lesson])
+    files, diags = render.render_lesson(lesson)
     assert files == {}
     assert len(diags) == 1
     text = str(diags[0])
@@ -46,7 +46,7 @@ def test_unknown_snippet_suggests_the_near_name(lesson):
 
 def test_page_has_snippet_commands_and_unverified_notice(lesson):
     template(lesson, "# {{ lesson.topic }}\n\n{{ snippet('cluster-launch') }}\n`{{ lesson.build_command }}`\n\n{{ page.expected_output() }}")
-    files, diags = render.render_lesson(lesson, [lesson])
+    files, diags = render.render_lesson(lesson)
     assert diags == []
     page = files[lesson.path / "README.md"]
     assert "[`lessons/day99_fake/fake.cu`, lines 3\u20133](fake.cu#L3-L3)" in page
@@ -56,7 +56,7 @@ def test_page_has_snippet_commands_and_unverified_notice(lesson):
 
 def test_template_syntax_error_has_its_line(lesson):
     template(lesson, "line one\n{% if %}\n")
-    _, diags = render.render_lesson(lesson, [lesson])
+    _, diags = render.render_lesson(lesson)
     assert str(diags[0]).startswith("lessons/day99_fake/README.md.j2:2:1: error: template syntax")
 
 
