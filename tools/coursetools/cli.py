@@ -13,7 +13,11 @@ import sys
 from pathlib import Path
 
 from . import evidence as ev
-from . import lint, manifest, render, sass, snippets, standalone
+from . import manifest
+
+# The other modules (Jinja2, MkDocs) are imported where they are used, so
+# that `course evidence record` runs on a GPU machine with nothing but the
+# standard library.
 from .diagnostics import (
     EXIT_ERRORS,
     EXIT_EVIDENCE,
@@ -67,6 +71,8 @@ def source_root(paths: list[str]) -> Path:
 
 
 def snippet_artifacts(paths: list[str], out: Path) -> tuple[dict[str, dict[str, str]], list]:
+    from . import snippets
+
     root = source_root(paths)
     by_lesson, diags = snippets.extract_files(paths, root)
     trees: dict[str, dict[str, str]] = {}
@@ -82,6 +88,8 @@ def snippet_artifacts(paths: list[str], out: Path) -> tuple[dict[str, dict[str, 
 
 
 def cmd_snippets(args) -> int:
+    from . import snippets
+
     paths = args.files or snippets.lesson_sources(ROOT)
     out = Path(args.output)
     trees, diags = snippet_artifacts(paths, out)
@@ -110,6 +118,8 @@ def cmd_snippets(args) -> int:
 
 
 def cmd_render(args) -> int:
+    from . import render
+
     lessons = manifest.load()
     only = [manifest.find(lessons, l).target for l in args.lesson] if args.lesson else None
     files, diags = render.render_all(lessons, only)
@@ -121,6 +131,8 @@ def cmd_render(args) -> int:
 
 
 def cmd_standalone(args) -> int:
+    from . import standalone
+
     lessons = manifest.load()
     files, diags = standalone.standalone_files(lessons, Path(args.output))
     if diags:
@@ -185,6 +197,8 @@ def cmd_status(args) -> int:
 
 
 def cmd_lint(args) -> int:
+    from . import lint
+
     diags = lint.one_header()
     if diags:
         report(diags)
@@ -194,6 +208,8 @@ def cmd_lint(args) -> int:
 
 
 def cmd_format(args) -> int:
+    from . import lint
+
     problems, version = lint.check_format(fix=args.fix)
     for p in problems:
         print(p, file=sys.stderr)
@@ -205,6 +221,8 @@ def cmd_format(args) -> int:
 
 
 def cmd_sass(args) -> int:
+    from . import sass
+
     lessons = manifest.load()
     lesson = manifest.find(lessons, "day77_cluster_reduction")
     binary = Path(args.binary or lesson.binary)
