@@ -45,6 +45,32 @@ __global__ void producer(float* partials, size_t n) {
     }
 }
 
+// v9's shape exactly: a grid of one full wave (occupancy x SMs), each
+// thread striding over the input, one partial per block stored at the
+// very end, after a block-wide reduction.
+__global__ void producerOneWave(const float* __restrict__ in, size_t n,
+                                float* __restrict__ partials) {
+    cudaTriggerProgrammaticLaunchCompletion();
+    __shared__ float warpTotals[kThreads / 32];
+    float acc = 0.0f;
+    const size_t stride = static_cast<size_t>(gridDim.x) * kThreads;
+    for (size_t i = blockIdx.x * static_cast<size_t>(kThreads) + threadIdx.x;
+         i < n; i += stride) {
+        acc += in[i];
+    }
+    for (int o = 16; o > 0; o >>= 1)
+        acc += __shfl_xor_sync(0xffffffffu, acc, o);
+    if (threadIdx.x % 32 == 0)
+        warpTotals[threadIdx.x / 32] = acc;
+    __syncthreads();  // every warp's total stored before thread 0 adds them
+    if (threadIdx.x == 0) {
+        float t = 0.0f;
+        for (int w = 0; w < kThreads / 32; ++w)
+            t += warpTotals[w];
+        partials[blockIdx.x] = t;
+    }
+}
+
 __global__ void consumer(const float* partials, size_t n, float* out) {
     cudaGridDependencySynchronize();
     __shared__ float warpTotals[32];
@@ -121,7 +147,58 @@ int main() {
     }
     CUDA_CHECK(cudaFree(partials));
     CUDA_CHECK(cudaFree(out));
-    CUDA_CHECK(cudaStreamDestroy(created));
+    // The one-wave shape: 2^28 ones reduced by occupancy x SMs blocks.
+    int perSm = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &perSm, producerOneWave, kThreads, 0));
+    const int grid = perSm * prop.multiProcessorCount;
+    const size_t big = 1u << 28;
+    float* ones = nullptr;
+    CUDA_CHECK(cudaMalloc(&ones, sizeof(float) * big));
+    CUDA_CHECK(cudaMalloc(&partials, sizeof(float) * grid));
+    CUDA_CHECK(cudaMalloc(&out, sizeof(float)));
+    {
+        std::vector<float> h(big, 1.0f);
+        CUDA_CHECK(cudaMemcpy(ones, h.data(), sizeof(float) * big,
+                              cudaMemcpyHostToDevice));
+    }
+    const size_t counts[] = {(1u << 24) - 611, big};
+    std::printf("\none-wave producer (%d blocks), 1-block consumer:\n", grid);
+    for (const Kind& k : kinds) {
+        for (size_t n : counts) {
+            int wrong = 0;
+            for (int t = 0; t < kTrials; ++t) {
+                CUDA_CHECK(cudaMemsetAsync(partials, 0, sizeof(float) * grid,
+                                           k.stream));
+                producerOneWave<<<grid, kThreads, 0, k.stream>>>(ones, n,
+                                                                 partials);
+                CUDA_CHECK(cudaGetLastError());
+                cudaLaunchAttribute attr;
+                attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+                attr.val.programmaticStreamSerializationAllowed = 1;
+                cudaLaunchConfig_t cfg = {};
+                cfg.gridDim = dim3(1);
+                cfg.blockDim = dim3(1024);
+                cfg.stream = k.stream;
+                cfg.attrs = &attr;
+                cfg.numAttrs = 1;
+                CUDA_CHECK(cudaLaunchKernelEx(
+                    &cfg, consumer, static_cast<const float*>(partials),
+                    static_cast<size_t>(grid), out));
+                float got = 0.0f;
+                CUDA_CHECK(cudaMemcpyAsync(&got, out, sizeof got,
+                                           cudaMemcpyDeviceToHost, k.stream));
+                CUDA_CHECK(cudaStreamSynchronize(k.stream));
+                wrong += (static_cast<double>(got) != static_cast<double>(n));
+            }
+            std::printf("%-30s %10zu %7d %7d\n", k.name, n, kTrials, wrong);
+            totalWrong += wrong;
+        }
+    }
+    CUDA_CHECK(cudaFree(ones));
+    CUDA_CHECK(cudaFree(partials));
+    CUDA_CHECK(cudaFree(out));
     std::printf("wrong sums in total: %d\n", totalWrong);
+    CUDA_CHECK(cudaStreamDestroy(created));
     return totalWrong ? 1 : 0;
 }
