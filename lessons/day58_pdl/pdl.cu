@@ -15,12 +15,15 @@
 //   pdl               cudaLaunchKernelEx + the programmatic stream
 //                     serialization attribute; cudaGridDependencySynchronize()
 //                     is the kernel's first statement
+//   pdl-prologue      the same launch; the kernel does its prologue (loading
+//                     its coefficient table, which nothing upstream writes)
+//                     before the wait; the trigger stays implicit
 //   pdl-early         the same launch; the kernel first calls
 //                     cudaTriggerProgrammaticLaunchCompletion() (so its own
 //                     successor may launch), then does the prologue that
 //                     needs nothing from its predecessor (loading its
 //                     coefficient table), then waits, then reads its input
-//   graph-*           each of the three captured once into a CUDA graph and
+//   graph-*           each of the four captured once into a CUDA graph and
 //                     replayed; capture turns the PDL launches into
 //                     programmatic edges
 //
@@ -82,7 +85,7 @@ const size_t kSizes[] = {1u << 12, 1u << 18, 1u << 23};
 constexpr int kRaceTrials = 200;
 #endif
 
-enum class Schedule { Plain, Pdl, PdlEarly };
+enum class Schedule { Plain, Pdl, PdlPrologue, PdlEarly };
 
 const char* scheduleName(Schedule s, bool graph) {
     switch (s) {
@@ -90,6 +93,8 @@ const char* scheduleName(Schedule s, bool graph) {
             return graph ? "graph-plain" : "plain";
         case Schedule::Pdl:
             return graph ? "graph-pdl" : "pdl";
+        case Schedule::PdlPrologue:
+            return graph ? "graph-pdl-prologue" : "pdl-prologue";
         default:
             return graph ? "graph-pdl-early" : "pdl-early";
     }
@@ -108,10 +113,15 @@ __global__ void step(const float* __restrict__ x, float* __restrict__ y,
     float early = 0.0f;
 #endif
 
-    if constexpr (kSchedule == Schedule::PdlEarly) {
-        // Let the next step's blocks launch now. This says nothing about
-        // memory: the next step still waits for this grid to complete.
-        cudaTriggerProgrammaticLaunchCompletion();
+    if constexpr (kSchedule == Schedule::PdlEarly ||
+                  kSchedule == Schedule::PdlPrologue) {
+        if constexpr (kSchedule == Schedule::PdlEarly) {
+            // Let the next step's blocks launch now. This says nothing
+            // about memory: the next step still waits for this grid to
+            // complete. (pdl-prologue leaves the trigger implicit, at the
+            // end of each block, to tell the two effects apart.)
+            cudaTriggerProgrammaticLaunchCompletion();
+        }
 #ifdef DAY58_READ_BEFORE_WAIT
         // THE BUG: x is the previous step's output, and it may not be
         // complete yet. Never read a predecessor's output before the wait.
@@ -136,7 +146,9 @@ __global__ void step(const float* __restrict__ x, float* __restrict__ y,
 
     if (i < n) {
 #if defined(DAY58_READ_BEFORE_WAIT)
-        const float in = (kSchedule == Schedule::PdlEarly) ? early : x[i];
+        const float in =
+            (kSchedule != Schedule::Plain && kSchedule != Schedule::Pdl) ? early
+                                                                         : x[i];
 #else
         const float in = x[i];
 #endif
@@ -196,6 +208,10 @@ struct Chain {
                 case Schedule::Pdl:
                     launchDependent(step<Schedule::Pdl>, blocks(), stream, x, y,
                                     table, n);
+                    break;
+                case Schedule::PdlPrologue:
+                    launchDependent(step<Schedule::PdlPrologue>, blocks(),
+                                    stream, x, y, table, n);
                     break;
                 case Schedule::PdlEarly:
                     launchDependent(step<Schedule::PdlEarly>, blocks(), stream,
@@ -262,10 +278,10 @@ int main(int argc, char** argv) {
     const char* kName = "day58_pdl";
     const course::Args args = course::Args::parse(
         kName, argc, argv,
-        "--only takes a schedule: plain, pdl, pdl-early, graph-plain, "
-        "graph-pdl, graph-pdl-early\n");
+        "--only takes a schedule: plain, pdl, pdl-prologue, pdl-early, "
+        "graph-plain, graph-pdl, graph-pdl-prologue, graph-pdl-early\n");
     const Schedule schedules[] = {Schedule::Plain, Schedule::Pdl,
-                                  Schedule::PdlEarly};
+                                  Schedule::PdlPrologue, Schedule::PdlEarly};
     if (!args.only.empty()) {
         bool known = false;
         for (Schedule s : schedules)
