@@ -265,6 +265,29 @@ def page_problems(dom: str, lesson: manifest.Lesson, state_valid: bool) -> list[
     return problems
 
 
+def link_problems(dom: str, url: str, lesson: manifest.Lesson) -> list[str]:
+    """Every snippet's link lands on an existing line of the source page,
+    and the page links its Compiler Explorer file."""
+    import urllib.request
+
+    problems = []
+    lines = sorted({int(n) for n in re.findall(r'href="source/#__codelineno-0-(\d+)"', dom)})
+    if not lines:
+        problems.append("no snippet links to its source lines")
+    else:
+        source = urllib.request.urlopen(url + "source/", timeout=30).read().decode()
+        missing = [n for n in lines if f'id="__codelineno-0-{n}"' not in source]
+        if missing:
+            problems.append(f"snippet links to source lines that do not exist: {missing[:5]}")
+    if f'href="{lesson.target}.cu"' not in dom:
+        problems.append("no link to the Compiler Explorer file")
+    else:
+        alone = urllib.request.urlopen(url + f"{lesson.target}.cu", timeout=30).read().decode()
+        if '#include "course.cuh"' in alone:
+            problems.append("the Compiler Explorer file still includes course.cuh")
+    return problems
+
+
 def browser_test(site: Path, shots: Path) -> int:
     lessons = manifest.load()
     if not (site / "index.html").exists():
@@ -292,12 +315,14 @@ def browser_test(site: Path, shots: Path) -> int:
             url = f"{base}/{name}/"
             dom = _chromium(chromium, "--dump-dom", url).stdout
             problems = page_problems(dom, l, ev.state_of(l).valid)
+            problems += link_problems(dom, url, l)
             for p in problems:
                 print(f"site test: day {l.day} ({url}): {p}", file=sys.stderr)
             failures += len(problems)
             if not problems:
                 print(f"site test: day {l.day}: title, highlighted code, "
-                      + ("plot and provenance" if ev.state_of(l).valid else "UNVERIFIED notice"))
+                      + ("plot and provenance" if ev.state_of(l).valid else "UNVERIFIED notice")
+                      + ", snippet links to source lines, Compiler Explorer file")
         day77 = next((l for l in lessons if l.day == 77), None)
         if day77 is not None:
             shots.mkdir(parents=True, exist_ok=True)
