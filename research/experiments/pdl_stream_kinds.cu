@@ -91,6 +91,27 @@ __global__ void consumer(const float* partials, size_t n, float* out) {
     }
 }
 
+// Launches the consumer with the PDL attribute behind whatever the stream
+// ran last, and returns the sum it wrote.
+float consumeDependent(cudaStream_t stream, const float* partials, size_t count,
+                       float* out) {
+    cudaLaunchAttribute attr;
+    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(1);
+    cfg.blockDim = dim3(1024);
+    cfg.stream = stream;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    CUDA_CHECK(cudaLaunchKernelEx(&cfg, consumer, partials, count, out));
+    float got = 0.0f;
+    CUDA_CHECK(
+        cudaMemcpyAsync(&got, out, sizeof got, cudaMemcpyDeviceToHost, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    return got;
+}
+
 int main() {
     const cudaDeviceProp prop =
         course::requireGpu("pdl_stream_kinds", {9, 0, false});
@@ -123,22 +144,7 @@ int main() {
                                                      kThreads),
                            kThreads, 0, k.stream>>>(partials, n);
                 CUDA_CHECK(cudaGetLastError());
-                cudaLaunchAttribute attr;
-                attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-                attr.val.programmaticStreamSerializationAllowed = 1;
-                cudaLaunchConfig_t cfg = {};
-                cfg.gridDim = dim3(1);
-                cfg.blockDim = dim3(1024);
-                cfg.stream = k.stream;
-                cfg.attrs = &attr;
-                cfg.numAttrs = 1;
-                CUDA_CHECK(cudaLaunchKernelEx(
-                    &cfg, consumer, static_cast<const float*>(partials), n,
-                    out));
-                float got = 0.0f;
-                CUDA_CHECK(cudaMemcpyAsync(&got, out, sizeof got,
-                                           cudaMemcpyDeviceToHost, k.stream));
-                CUDA_CHECK(cudaStreamSynchronize(k.stream));
+                const float got = consumeDependent(k.stream, partials, n, out);
                 wrong += (static_cast<double>(got) != static_cast<double>(n));
             }
             std::printf("%-30s %10zu %7d %7d\n", k.name, n, kTrials, wrong);
@@ -173,22 +179,8 @@ int main() {
                 producerOneWave<<<grid, kThreads, 0, k.stream>>>(ones, n,
                                                                  partials);
                 CUDA_CHECK(cudaGetLastError());
-                cudaLaunchAttribute attr;
-                attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-                attr.val.programmaticStreamSerializationAllowed = 1;
-                cudaLaunchConfig_t cfg = {};
-                cfg.gridDim = dim3(1);
-                cfg.blockDim = dim3(1024);
-                cfg.stream = k.stream;
-                cfg.attrs = &attr;
-                cfg.numAttrs = 1;
-                CUDA_CHECK(cudaLaunchKernelEx(
-                    &cfg, consumer, static_cast<const float*>(partials),
-                    static_cast<size_t>(grid), out));
-                float got = 0.0f;
-                CUDA_CHECK(cudaMemcpyAsync(&got, out, sizeof got,
-                                           cudaMemcpyDeviceToHost, k.stream));
-                CUDA_CHECK(cudaStreamSynchronize(k.stream));
+                const float got = consumeDependent(
+                    k.stream, partials, static_cast<size_t>(grid), out);
                 wrong += (static_cast<double>(got) != static_cast<double>(n));
             }
             std::printf("%-30s %10zu %7d %7d\n", k.name, n, kTrials, wrong);
