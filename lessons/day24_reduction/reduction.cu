@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 //
 // Day 24: parallel reduction, from the textbook tree to a kernel that
-// keeps up with CUB on the same GPU.
+// keeps up with CUB at every size.
 //
-// Nine versions, each its own kernel, each one change from the last:
+// Nine versions, each its own kernel, each one change from the last (the
+// table kVersions below is the one place a version is declared):
 //
 //   v1  interleaved addressing, divergent branch (tid % (2s) == 0)
 //   v2  interleaved addressing, strided index: no divergence, but bank
@@ -14,35 +15,34 @@
 //   v5  the last levels of the tree as warp shuffles, no shared memory
 //   v6  many items per thread, held in registers: 16 loads in flight
 //   v7  the same 16 items as four 16-byte vector loads
-//   v8  a grid sized to the machine (occupancy x SMs), each thread striding
-//       over the input's float4s, four loads in flight; one atomicAdd per
-//       block
-//   v9  v8 with a deterministic second pass in place of the atomics (as
-//       cub::DeviceReduce has), run by the last block to finish, so it
-//       costs no second launch
+//   v8  a grid sized to the machine, each thread striding over the
+//       input's float4s; one atomicAdd per block
+//   v9  the last rung: v8 with a fixed-order second pass run by the last
+//       block to finish (the same bits every run), and one block alone
+//       for inputs a single block reads in one trip
 //
-// v1 to v7 write one partial per block and finish with the same second
-// kernel (one block, fixed order); v8 ends in atomics; v9 is v8 with a
-// fixed-order second pass inside the same launch. cub::DeviceReduce::Sum and a
-// device-to-device copy are rows of the same table, timed the same way, in the
-// same run.
+// Beside them, timed the same way in the same run: cub::DeviceReduce::Sum
+// (what a user would call instead), a read ceiling (the fastest pure read
+// of the input this lesson can write: what the memory system gives any
+// reduction) and a device-to-device copy.
 //
-// Checks, for every version, before anything is timed:
-//   exact     all-ones input, count under 2^24: every partial and total is
-//             a whole number a float holds exactly, in any order, so the
-//             result must equal the count (the trick day 77 cites).
+// Checks, for every row, before anything is timed:
+//   exact     all-ones input with a count under 2^24: every partial and
+//             total is a whole number a float holds exactly, in any order,
+//             so the result must equal the count (the trick day 77 cites).
 //   random    hash-generated values in [0, 1) against a float64 sum on the
-//             host, relative error under 1e-5 (see kRandomTolerance).
+//             host, relative error under kRandomTolerance.
+//   same bits v9 twice on the same input.
+//   xor       the read ceiling's XOR of every word, against the host's.
 //
 // Build:  cmake --build build --target day24_reduction
-//   or:   nvcc -std=c++17 -O3 -arch=sm_90 -I common -o reduction \
-//         lessons/day24_reduction/reduction.cu
-// Run:    build/lessons/day24_reduction/day24_reduction
-//         ... --only 9 --size 1000000        (one version, one size)
-//         ... --json day24.json
+// Run:    build/bin/day24_reduction                   the ladder and the sweep
+//         build/bin/day24_reduction --only v9 --size 1000003
+//         build/bin/day24_reduction --quick --json day24.json
 //
-// Needs compute capability 7.0 or newer (warp shuffles with masks); the
-// course builds it for sm_90 with the other days.
+// Needs compute capability 7.5 or newer: the code itself needs 7.0's
+// masked warp shuffles, and CUDA 13, the course's toolkit, builds for 7.5
+// (Turing) and newer only.
 //
 // Whether this program has run on real hardware is not written here: the
 // day's README shows the promoted run and its provenance, or says
@@ -50,7 +50,6 @@
 
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -63,72 +62,54 @@
 // reduce policy uses for 4-byte types on sm_90 (research/cub-reduce.md).
 constexpr int kThreadsPerBlock = 256;
 
-// v6 to v9: 16 floats per thread per tile. Sixteen independent loads in
+// v6 to v7: 16 floats per thread per tile. Sixteen independent loads in
 // flight per thread is what hides DRAM latency without a deep grid; CUB's
 // sm_90 float policy holds 16 items per thread too.
 constexpr int kItems = 16;
-constexpr int kTileElems = kThreadsPerBlock * kItems;  // 4,096 floats, 16 KiB
+constexpr int kTileElems = kThreadsPerBlock * kItems;  // 4,096 floats
 
 // The second pass: one block of 1,024 threads, so the longest sequential
 // chain of adds over a million partials is 1,024 long.
 constexpr int kFinishThreads = 1024;
 
-// The two default sizes: the seed's 16,776,605 (2^24 - 611: under 2^24, so
-// the exact check runs at full size, and 611 = 13 x 47 leaves a ragged
-// tail for every bounds check) and 2^28 (1 GiB, 18 times the H200's L2).
-constexpr size_t kSeedElems = 16777216ull - 611ull;
-constexpr size_t kLargeElems = 1ull << 28;
+// v8, v9 and the ceiling: independent 16-byte loads per thread per trip
+// through the grid-stride loop. Four keep 64 bytes per thread in flight,
+// 128 KiB per SM at 8 blocks of 256: more than the ~30 KiB per SM that
+// HBM3e's bandwidth x latency needs (4.8 TB/s x ~800 ns / 132 SMs).
+constexpr int kUnroll = 4;
+
+// v9 reads inputs up to one tile with a single warp: 32 float4 loads per
+// lane cover them in one trip, so a grid, its ticket and its second pass,
+// or even a block's barriers, would only add latency. CUB's single-tile
+// path starts at the same size (its tile is also 256 x 16 floats).
+constexpr size_t kSmallMax = kTileElems;
+constexpr int kSmallVecsPerLane = kTileElems / 4 / 32;
+
+// v9's grid, in waves of what the GPU holds at once: more blocks than fit
+// let the hardware hand the next block to whichever SM frees up first, so
+// SMs that draw less bandwidth simply run fewer blocks.
+constexpr int kV9Waves = 1;
+
+// The ladder's two sizes: 2^24 - 611 (under 2^24, so the exact check runs
+// at full size; 611 = 13 x 47 leaves a ragged tail for every bounds check)
+// and 2^28 (1 GiB, 18 times the H200's L2).
+constexpr size_t kLadderSmall = 16777216ull - 611ull;
+constexpr size_t kLadderLarge = 1ull << 28;
+
+// The sweep: every power of two from 2^0 to 2^30 elements (4 GiB) and its
+// ragged neighbour 2^k + 1, where the sizes that defeat a kernel are.
+constexpr int kSweepMaxLog2 = 30;
 
 // The random check's bound. A float sum of k positive terms drifts like a
 // random walk, about sqrt(k) x 2^-24 relative; the longest sequential
-// chain of adds here is about 1,024 long (the second pass over a million
-// partials), so errors near 2e-6 are expected and 1e-5 leaves a margin of
-// five. What it is for: garbage, NaN, a lost or doubled tile (1/65,536 of
-// the sum at the largest size is 1.5e-5); the exact check catches a single
-// lost element.
+// chain of adds here is about a thousand long, so errors near 2e-6 are
+// expected and 1e-5 leaves a margin of five. What it is for: garbage,
+// NaN, a lost or doubled tile (1/65,536 of the sum at 2^28 is 1.5e-5).
 constexpr double kRandomTolerance = 1e-5;
 
 static_assert((kThreadsPerBlock & (kThreadsPerBlock - 1)) == 0,
               "the trees halve the stride: block size must be a power of 2");
 static_assert(kItems % 4 == 0, "v7 loads the items as float4");
-
-// v8 and v9: independent 16-byte loads per thread per trip through the
-// grid-stride loop. Four keep 64 bytes per thread in flight, 128 KiB per
-// SM at 8 blocks of 256: more than the ~30 KiB per SM that HBM3e's
-// bandwidth x latency needs (4.8 TB/s x ~800 ns / 132 SMs).
-constexpr int kUnroll = 4;
-
-// ----------------------------------------------------------------------
-// Block-level pieces
-// ----------------------------------------------------------------------
-
-// Sum of a warp's values, in every lane.
-__device__ float warpSum(float v) {
-    for (int offset = 16; offset > 0; offset >>= 1) {
-        v += __shfl_xor_sync(0xffffffffu, v, offset);
-    }
-    return v;
-}
-
-// Block sum with shuffles. Launch assumption: blockDim.x is a multiple of
-// 32 and at most 1,024. The result is valid in thread 0.
-__device__ float blockSum(float v) {
-    __shared__ float warpTotals[32];
-    const unsigned int lane = threadIdx.x % 32;
-    const unsigned int warp = threadIdx.x / 32;
-    v = warpSum(v);
-    if (lane == 0) {
-        warpTotals[warp] = v;
-    }
-    __syncthreads();  // all warp totals stored before warp 0 reads them
-    const unsigned int warps = blockDim.x / 32;
-    v = (threadIdx.x < warps) ? warpTotals[lane] : 0.0f;
-    return warp == 0 ? warpSum(v) : 0.0f;
-}
-
-// ----------------------------------------------------------------------
-// v1 to v5: one partial per block of 256 (v1-v3) or 512 (v4, v5) elements
-// ----------------------------------------------------------------------
 
 // snippet: v1-interleaved-divergent
 // v1. Each level, threads whose index is a multiple of 2s add the element
@@ -260,7 +241,7 @@ __global__ void reduceV5(const float* __restrict__ in, size_t n,
     if (i + kThreadsPerBlock < n) {
         sum += in[i + kThreadsPerBlock];
     }
-    sum = blockSum(sum);
+    sum = course::blockSum<kThreadsPerBlock>(sum);
     if (threadIdx.x == 0) {
         partials[blockIdx.x] = sum;
     }
@@ -292,7 +273,7 @@ __global__ void reduceV6(const float* __restrict__ in, size_t n,
     for (int k = 0; k < kItems; ++k) {
         sum += items[k];
     }
-    sum = blockSum(sum);
+    sum = course::blockSum<kThreadsPerBlock>(sum);
     if (threadIdx.x == 0) {
         partials[blockIdx.x] = sum;
     }
@@ -334,7 +315,8 @@ __device__ float addTileVectorized(const float* __restrict__ in, size_t n,
 // warp request. One tile per block, as in v6.
 __global__ void reduceV7(const float* __restrict__ in, size_t n,
                          float* __restrict__ partials) {
-    const float sum = blockSum(addTileVectorized(in, n, blockIdx.x, 0.0f));
+    const float sum = course::blockSum<kThreadsPerBlock>(
+        addTileVectorized(in, n, blockIdx.x, 0.0f));
     if (threadIdx.x == 0) {
         partials[blockIdx.x] = sum;
     }
@@ -360,8 +342,12 @@ __device__ float gridStrideSum(const float* __restrict__ in, size_t n) {
     const float4* in4 = reinterpret_cast<const float4*>(in);
     const size_t n4 = n / 4;
     const size_t stride = static_cast<size_t>(gridDim.x) * kThreadsPerBlock;
-    size_t i = blockIdx.x * static_cast<size_t>(kThreadsPerBlock) + threadIdx.x;
-    float acc[kUnroll] = {};
+    const size_t first =
+        blockIdx.x * static_cast<size_t>(kThreadsPerBlock) + threadIdx.x;
+    // The n % 4 leftover floats, at most three, go to the grid's first
+    // threads, loaded before the loop so their trip overlaps its loads.
+    float acc[kUnroll] = {first < n - 4 * n4 ? in[4 * n4 + first] : 0.0f};
+    size_t i = first;
     for (; i + (kUnroll - 1) * stride < n4; i += kUnroll * stride) {
         float4 v[kUnroll];
 #pragma unroll
@@ -377,13 +363,6 @@ __device__ float gridStrideSum(const float* __restrict__ in, size_t n) {
         const float4 v = in4[i];
         acc[0] += (v.x + v.y) + (v.z + v.w);
     }
-    // The n % 4 leftover floats, at most three, go to the grid's first
-    // threads.
-    const size_t t =
-        blockIdx.x * static_cast<size_t>(kThreadsPerBlock) + threadIdx.x;
-    if (t < n - 4 * n4) {
-        acc[0] += in[4 * n4 + t];
-    }
     float sum = 0.0f;
 #pragma unroll
     for (int k = 0; k < kUnroll; ++k) {
@@ -394,7 +373,7 @@ __device__ float gridStrideSum(const float* __restrict__ in, size_t n) {
 
 __global__ void reduceV8(const float* __restrict__ in, size_t n,
                          float* __restrict__ sum) {
-    const float acc = blockSum(gridStrideSum(in, n));
+    const float acc = course::blockSum<kThreadsPerBlock>(gridStrideSum(in, n));
     if (threadIdx.x == 0) {
         atomicAdd(sum, acc);
     }
@@ -418,8 +397,9 @@ __device__ unsigned int v9BlocksDone = 0;
 __global__ void reduceV9(const float* __restrict__ in, size_t n,
                          float* __restrict__ partials,
                          float* __restrict__ out) {
+    COURSE_BLOCK_BEGIN();  // timeline stamps: empty in the timed build
     __shared__ bool lastBlock;
-    const float acc = blockSum(gridStrideSum(in, n));
+    const float acc = course::blockSum<kThreadsPerBlock>(gridStrideSum(in, n));
     if (threadIdx.x == 0) {
         partials[blockIdx.x] = acc;
         // Load bearing: the partial must be visible to every SM before
@@ -427,18 +407,47 @@ __global__ void reduceV9(const float* __restrict__ in, size_t n,
         __threadfence();
         lastBlock = atomicAdd(&v9BlocksDone, 1u) == gridDim.x - 1;
     }
-    __syncthreads();  // lastBlock read by every thread; warpTotals reusable
+    __syncthreads();  // lastBlock written before any thread reads it
     if (lastBlock) {
         float sum = 0.0f;
         for (unsigned int b = threadIdx.x; b < gridDim.x;
              b += kThreadsPerBlock) {
             sum += __ldcg(partials + b);  // from L2: written by other SMs
         }
-        sum = blockSum(sum);
+        sum = course::blockSum<kThreadsPerBlock>(sum);
         if (threadIdx.x == 0) {
             *out = sum;
             v9BlocksDone = 0;
         }
+    }
+    COURSE_BLOCK_END();
+}
+// end snippet
+
+// snippet: v9-one-warp
+// v9 on an input one warp reads in one trip (n <= kSmallMax): every lane
+// issues all its 16-byte loads at once, adds them in a fixed order, and a
+// warp shuffle finishes. No shared memory, no barrier, no grid.
+// Launch assumption: <<<1, 32>>>.
+__global__ void reduceOneWarp(const float* __restrict__ in, size_t n,
+                              float* __restrict__ out) {
+    const float4* in4 = reinterpret_cast<const float4*>(in);
+    const size_t n4 = n / 4;
+    const unsigned int lane = threadIdx.x;
+    float acc = lane < n - 4 * n4 ? in[4 * n4 + lane] : 0.0f;
+    float4 v[kSmallVecsPerLane];
+#pragma unroll
+    for (int k = 0; k < kSmallVecsPerLane; ++k) {
+        const size_t i = lane + 32u * k;
+        v[k] = i < n4 ? in4[i] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    }
+#pragma unroll
+    for (int k = 0; k < kSmallVecsPerLane; ++k) {
+        acc += (v[k].x + v[k].y) + (v[k].z + v[k].w);
+    }
+    acc = course::warpSum(acc);
+    if (lane == 0) {
+        *out = acc;
     }
 }
 // end snippet
@@ -453,10 +462,63 @@ __global__ void finishPartials(const float* __restrict__ partials, size_t count,
     for (size_t i = threadIdx.x; i < count; i += kFinishThreads) {
         acc += partials[i];
     }
-    acc = blockSum(acc);
+    acc = course::blockSum<kFinishThreads>(acc);
     if (threadIdx.x == 0) {
         *out = acc;
     }
+}
+// end snippet
+
+// snippet: read-ceiling
+// The read ceiling: every 16-byte word of the input read once, with v9's
+// grid and loop shape, folded with XOR (one instruction per word, exact in
+// any order) and one atomicXor per block. A reduction of floats does at
+// least this much work, so its bandwidth is the most any version can
+// reach. Launch assumption: blockDim.x == kThreadsPerBlock; *out zeroed.
+__global__ void readCeiling(const float* __restrict__ in, size_t n,
+                            unsigned int* __restrict__ out) {
+    COURSE_BLOCK_BEGIN();
+    const uint4* in4 = reinterpret_cast<const uint4*>(in);
+    const size_t n4 = n / 4;
+    const size_t stride = static_cast<size_t>(gridDim.x) * kThreadsPerBlock;
+    const size_t first =
+        blockIdx.x * static_cast<size_t>(kThreadsPerBlock) + threadIdx.x;
+    size_t i = first;
+    unsigned int acc = 0;
+    for (; i + (kUnroll - 1) * stride < n4; i += kUnroll * stride) {
+        uint4 v[kUnroll];
+#pragma unroll
+        for (int k = 0; k < kUnroll; ++k) {
+            v[k] = in4[i + k * stride];
+        }
+#pragma unroll
+        for (int k = 0; k < kUnroll; ++k) {
+            acc ^= v[k].x ^ v[k].y ^ v[k].z ^ v[k].w;
+        }
+    }
+    for (; i < n4; i += stride) {
+        const uint4 v = in4[i];
+        acc ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+    if (first < n - 4 * n4) {
+        acc ^= reinterpret_cast<const unsigned int*>(in)[4 * n4 + first];
+    }
+    for (int offset = 16; offset > 0; offset >>= 1) {
+        acc ^= __shfl_xor_sync(0xffffffffu, acc, offset);
+    }
+    __shared__ unsigned int warps[kThreadsPerBlock / 32];
+    if (threadIdx.x % 32 == 0) {
+        warps[threadIdx.x / 32] = acc;
+    }
+    __syncthreads();  // every warp's XOR stored before thread 0 folds them
+    if (threadIdx.x == 0) {
+        unsigned int all = 0;
+        for (int w = 0; w < kThreadsPerBlock / 32; ++w) {
+            all ^= warps[w];
+        }
+        atomicXor(out, all);
+    }
+    COURSE_BLOCK_END();
 }
 // end snippet
 
@@ -467,7 +529,7 @@ __global__ void finishPartials(const float* __restrict__ partials, size_t count,
 namespace {
 
 // A 32-bit hash to a float in [0, 1), the same on host and device, so the
-// host can compute the float64 reference without a copy of the input.
+// host computes the float64 reference without a copy of the input.
 __host__ __device__ inline float hashUnit(uint64_t i) {
     uint32_t x = static_cast<uint32_t>(i) * 2654435761u ^
                  static_cast<uint32_t>(i >> 32) ^ 0x9e3779b9u;
@@ -479,6 +541,7 @@ __host__ __device__ inline float hashUnit(uint64_t i) {
     return static_cast<float>(x >> 8) * (1.0f / 16777216.0f);
 }
 
+// Launch assumption: any grid; a grid-stride loop covers n.
 __global__ void fill(float* out, size_t n, bool ones) {
     const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
     for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
@@ -487,336 +550,477 @@ __global__ void fill(float* out, size_t n, bool ones) {
     }
 }
 
-double hostRandomSum(size_t n) {
-    double s = 0.0;
-    for (size_t i = 0; i < n; ++i) {
-        s += static_cast<double>(hashUnit(i));
-    }
-    return s;
-}
-
 struct Buffers {
     float* in = nullptr;
     float* copy = nullptr;  // the copy row's destination
     float* partials = nullptr;
     float* out = nullptr;
+    unsigned int* xorOut = nullptr;
     void* cubTemp = nullptr;
     size_t cubTempBytes = 0;
+    int machineGrid = 0;  // occupancy x SMs: what the GPU holds at once
 };
 
-const char* const kVersionNames[] = {
-    "",
-    "v1 interleaved, divergent",
-    "v2 interleaved, strided",
-    "v3 sequential",
-    "v4 two loads",
-    "v5 warp shuffle",
-    "v6 16 items in registers",
-    "v7 float4 loads",
-    "v8 grid-stride + atomics",
-    "v9 grid-stride + 2nd pass",
-};
-constexpr int kVersions = 9;
+size_t ceilDiv(size_t a, size_t b) {
+    return (a + b - 1) / b;
+}
 
-struct Launcher {
-    size_t n;
-    int machineGrid;  // occupancy x SMs, for v8 and v9
-    Buffers& b;
+// v8, v9 and the ceiling: kV9Waves times the machine's grid, but no more
+// blocks than there are tiles, so every thread has at least one trip of
+// kUnroll float4 loads (the same granularity as CUB's grid).
+unsigned int gridFor(const Buffers& b, size_t n) {
+    return static_cast<unsigned int>(std::min(
+        ceilDiv(n, kTileElems), static_cast<size_t>(b.machineGrid) * kV9Waves));
+}
 
-    size_t blocksFor(int v) const {
-        switch (v) {
-            case 1:
-            case 2:
-            case 3:
-                return (n + kThreadsPerBlock - 1) / kThreadsPerBlock;
-            case 4:
-            case 5:
-                return (n + 2 * kThreadsPerBlock - 1) / (2 * kThreadsPerBlock);
-            case 6:
-            case 7:
-                return (n + kTileElems - 1) / kTileElems;
-            default: {
-                // No more blocks than there are float4s to give out.
-                const size_t n4 = (n + 3) / 4;
-                const size_t most =
-                    (n4 + kThreadsPerBlock - 1) / kThreadsPerBlock;
-                return most < static_cast<size_t>(machineGrid)
-                           ? most
-                           : static_cast<size_t>(machineGrid);
-            }
-        }
-    }
+// How each row is enqueued: every version, CUB, the ceiling and the copy
+// take the same arguments, so the rows are one table.
+using Enqueue = void (*)(const Buffers&, size_t, cudaStream_t);
 
-    // Enqueues version v; its result lands in *b.out. v8 adds into
-    // *b.out, so the caller zeroes it when it wants the value.
-    void operator()(int v) const {
-        const unsigned int blocks = static_cast<unsigned int>(blocksFor(v));
-        switch (v) {
-            case 1:
-                reduceV1<<<blocks, kThreadsPerBlock>>>(b.in, n, b.partials);
-                break;
-            case 2:
-                reduceV2<<<blocks, kThreadsPerBlock>>>(b.in, n, b.partials);
-                break;
-            case 3:
-                reduceV3<<<blocks, kThreadsPerBlock>>>(b.in, n, b.partials);
-                break;
-            case 4:
-                reduceV4<<<blocks, kThreadsPerBlock>>>(b.in, n, b.partials);
-                break;
-            case 5:
-                reduceV5<<<blocks, kThreadsPerBlock>>>(b.in, n, b.partials);
-                break;
-            case 6:
-                reduceV6<<<blocks, kThreadsPerBlock>>>(b.in, n, b.partials);
-                break;
-            case 7:
-                reduceV7<<<blocks, kThreadsPerBlock>>>(b.in, n, b.partials);
-                break;
-            case 8:
-                reduceV8<<<blocks, kThreadsPerBlock>>>(b.in, n, b.out);
-                break;
-            case 9:
-                reduceV9<<<blocks, kThreadsPerBlock>>>(b.in, n, b.partials,
-                                                       b.out);
-                break;
-        }
-        if (v < 8) {
-            finishPartials<<<1, kFinishThreads>>>(b.partials, blocks, b.out);
-        }
-    }
+template <void (*Kernel)(const float*, size_t, float*), size_t kPerBlock>
+void twoPass(const Buffers& b, size_t n, cudaStream_t s) {
+    const unsigned int blocks =
+        static_cast<unsigned int>(ceilDiv(n, kPerBlock));
+    Kernel<<<blocks, kThreadsPerBlock, 0, s>>>(b.in, n, b.partials);
+    finishPartials<<<1, kFinishThreads, 0, s>>>(b.partials, blocks, b.out);
+}
 
-    void cub() const {
-        size_t bytes = b.cubTempBytes;
-        CUDA_CHECK(cub::DeviceReduce::Sum(b.cubTemp, bytes, b.in, b.out,
-                                          static_cast<int64_t>(n)));
-    }
-};
+// v8 adds into *out: the check zeroes it first; timing lets it drift.
+void enqueueV8(const Buffers& b, size_t n, cudaStream_t s) {
+    reduceV8<<<gridFor(b, n), kThreadsPerBlock, 0, s>>>(b.in, n, b.out);
+}
 
-float runOnce(const Launcher& run, int v) {
-    CUDA_CHECK(cudaMemset(run.b.out, 0, sizeof(float)));
-    if (v == 0) {
-        run.cub();
+// snippet: v9-dispatch
+// v9's dispatch, CUB's first layer in miniature: one warp for an input it
+// reads in one trip, otherwise the grid with its last-block second pass.
+// Either way one launch, and a fixed order of additions for a given size
+// and GPU.
+void enqueueV9(const Buffers& b, size_t n, cudaStream_t s) {
+    if (n <= kSmallMax) {
+        reduceOneWarp<<<1, 32, 0, s>>>(b.in, n, b.out);
     } else {
-        run(v);
+        reduceV9<<<gridFor(b, n), kThreadsPerBlock, 0, s>>>(b.in, n, b.partials,
+                                                            b.out);
     }
-    CUDA_CHECK(cudaGetLastError());
-    CUDA_CHECK(cudaDeviceSynchronize());
-    float got = 0.0f;
-    CUDA_CHECK(cudaMemcpy(&got, run.b.out, sizeof got, cudaMemcpyDeviceToHost));
-    return got;
+}
+// end snippet
+
+void enqueueCub(const Buffers& b, size_t n, cudaStream_t s) {
+    size_t bytes = b.cubTempBytes;
+    CUDA_CHECK(cub::DeviceReduce::Sum(b.cubTemp, bytes, b.in, b.out,
+                                      static_cast<int64_t>(n), s));
 }
 
-std::string rowName(int v) {
-    return v == 0 ? "cub::DeviceReduce::Sum" : kVersionNames[v];
+void enqueueCeiling(const Buffers& b, size_t n, cudaStream_t s) {
+    readCeiling<<<gridFor(b, n), kThreadsPerBlock, 0, s>>>(b.in, n, b.xorOut);
 }
 
-// Checks every selected version (v = 0 is CUB) on both inputs. Returns
-// the number of failures; each names the version, the input and the error.
-int checkAll(course::Report& report, Launcher run, const std::vector<int>& vs,
-             size_t n) {
-    int failures = 0;
-    char detail[256];
-    // Exact: all ones, at most 2^24 - 611 of them.
-    const size_t exactN = n < kSeedElems ? n : kSeedElems;
-    fill<<<1024, 256>>>(run.b.in, exactN, true);
-    CUDA_CHECK(cudaGetLastError());
-    Launcher exactRun = run;
-    exactRun.n = exactN;
-    for (int v : vs) {
-        const float got = runOnce(exactRun, v);
-        const bool ok = static_cast<double>(got) == static_cast<double>(exactN);
-        std::snprintf(detail, sizeof detail,
-                      "%zu ones: got %.9g, want %zu (off by %.9g)", exactN, got,
-                      exactN, static_cast<double>(exactN) - got);
-        report.check(rowName(v) + " exact n=" + std::to_string(n), ok, detail);
-        if (!ok) {
-            std::fprintf(stderr, "%s: exact check failed: %s\n",
-                         rowName(v).c_str(), detail);
-            ++failures;
-        }
-    }
-    // Random: the full size, against float64.
-    fill<<<1024, 256>>>(run.b.in, n, false);
-    CUDA_CHECK(cudaGetLastError());
-    const double want = hostRandomSum(n);
-    for (int v : vs) {
-        const float got = runOnce(run, v);
-        const double rel = std::fabs(got - want) / want;
-        const bool ok = rel < kRandomTolerance;
-        std::snprintf(detail, sizeof detail,
-                      "random [0,1): got %.9g, float64 %.9g, relative error "
-                      "%.2e (limit %.0e)",
-                      got, want, rel, kRandomTolerance);
-        std::string name = rowName(v) + " random n=" + std::to_string(n);
-        if (ok && v == 9) {
-            // The claim v9 exists for: the same bits, run after run.
-            const float again = runOnce(run, v);
-            if (again != got) {
-                std::snprintf(detail, sizeof detail,
-                              "two runs differ: %.9g then %.9g", got, again);
-            }
-            report.check(rowName(v) + " deterministic n=" + std::to_string(n),
-                         again == got,
-                         again == got ? "two runs bit-identical" : detail);
-            if (again != got) {
-                std::fprintf(stderr, "%s: %s\n", rowName(v).c_str(), detail);
-                ++failures;
-            }
-        }
-        report.check(name, ok, detail);
-        if (!ok) {
-            std::fprintf(stderr, "%s: random check failed: %s\n",
-                         rowName(v).c_str(), detail);
-            ++failures;
-        }
-    }
-    return failures;
+void enqueueCopy(const Buffers& b, size_t n, cudaStream_t s) {
+    CUDA_CHECK(cudaMemcpyAsync(b.copy, b.in, n * sizeof(float),
+                               cudaMemcpyDeviceToDevice, s));
 }
+
+// What a row checks: a float sum, the ceiling's XOR, or a copy.
+enum class Result { Sum, Xor, Copy };
+
+// snippet: versions-table
+// Every row of the tables, in ladder order. A new version is its kernel
+// and one line here.
+struct Version {
+    const char* name;   // --only, the JSON's "version"
+    const char* label;  // the printed table
+    Enqueue enqueue;
+    Result result;
+    bool deterministic;  // must give the same bits twice
+};
+const Version kVersions[] = {
+    {"v1", "interleaved, divergent", twoPass<reduceV1, kThreadsPerBlock>,
+     Result::Sum, true},
+    {"v2", "interleaved, strided", twoPass<reduceV2, kThreadsPerBlock>,
+     Result::Sum, true},
+    {"v3", "sequential", twoPass<reduceV3, kThreadsPerBlock>, Result::Sum,
+     true},
+    {"v4", "two loads", twoPass<reduceV4, 2 * kThreadsPerBlock>, Result::Sum,
+     true},
+    {"v5", "warp shuffle", twoPass<reduceV5, 2 * kThreadsPerBlock>, Result::Sum,
+     true},
+    {"v6", "16 items in registers", twoPass<reduceV6, kTileElems>, Result::Sum,
+     true},
+    {"v7", "float4 loads", twoPass<reduceV7, kTileElems>, Result::Sum, true},
+    {"v8", "grid-stride + atomics", enqueueV8, Result::Sum, false},
+    {"v9", "grid-stride + fixed 2nd pass", enqueueV9, Result::Sum, true},
+    {"cub", "cub::DeviceReduce::Sum", enqueueCub, Result::Sum, true},
+    {"ceiling", "read ceiling (XOR)", enqueueCeiling, Result::Xor, true},
+    {"copy", "cudaMemcpy device to device", enqueueCopy, Result::Copy, true},
+};
+// The rows the size sweep times: the last rung, what a user would call
+// instead, and the two ceilings.
+const char* const kSweepRows[] = {"v9", "cub", "ceiling", "copy"};
+// end snippet
+
+const Version& version(const std::string& name) {
+    for (const Version& v : kVersions) {
+        if (name == v.name) {
+            return v;
+        }
+    }
+    std::abort();  // a name not in the table is a bug in this file
+}
+
+// What the host knows about the input without reading it back.
+struct Expected {
+    double sum = 0.0;
+    unsigned int xorBits = 0;
+};
+
+// The float64 sum and the XOR of hashUnit(i) for i in [from, to).
+void extendExpected(Expected& e, size_t from, size_t to) {
+    for (size_t i = from; i < to; ++i) {
+        const float v = hashUnit(i);
+        unsigned int bits;
+        std::memcpy(&bits, &v, sizeof bits);
+        e.sum += static_cast<double>(v);
+        e.xorBits ^= bits;
+    }
+}
+
+// Runs one row once on the current input and checks it; `exact` says the
+// input is n ones. Returns whether the check passed.
+bool checkRow(course::Lesson& l, const Buffers& b, const Version& v, size_t n,
+              bool exact, const Expected& want) {
+    CUDA_CHECK(cudaMemsetAsync(b.out, 0, sizeof(float), l.stream));
+    CUDA_CHECK(cudaMemsetAsync(b.xorOut, 0, sizeof(unsigned int), l.stream));
+    course::poison(b.copy, std::min<size_t>(n, 1), l.stream);
+    v.enqueue(b, n, l.stream);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaStreamSynchronize(l.stream));
+    const std::string name = std::string(v.name) +
+                             (exact ? " exact" : " random") +
+                             " n=" + std::to_string(n);
+    char detail[200];
+    if (v.result == Result::Xor) {
+        const unsigned int got = course::toHost(b.xorOut, 1)[0];
+        const unsigned int ones = 0x3f800000u;  // the bits of 1.0f
+        const unsigned int expect =
+            exact ? ((n % 2) ? ones : 0u) : want.xorBits;
+        std::snprintf(detail, sizeof detail,
+                      "XOR of all words: got %08x, want %08x", got, expect);
+        return l.check(name, got == expect, detail);
+    }
+    if (v.result == Result::Copy) {
+        const float first = course::toHost(b.copy, 1)[0];
+        const float last = course::toHost(b.copy + n - 1, 1)[0];
+        const bool ok = first == (exact ? 1.0f : hashUnit(0)) &&
+                        last == (exact ? 1.0f : hashUnit(n - 1));
+        std::snprintf(detail, sizeof detail,
+                      "first and last element copied: %.9g, %.9g", first, last);
+        return l.check(name, ok, detail);
+    }
+    const float got = course::toHost(b.out, 1)[0];
+    if (exact) {
+        std::snprintf(detail, sizeof detail, "%zu ones: got %.9g (off by %.9g)",
+                      n, got, static_cast<double>(n) - got);
+        bool ok = static_cast<double>(got) == static_cast<double>(n);
+        return l.check(name, ok, detail);
+    }
+    const double rel = std::fabs(got - want.sum) / want.sum;
+    std::snprintf(detail, sizeof detail,
+                  "random [0,1): got %.9g, float64 %.9g, relative error %.2e "
+                  "(limit %.0e)",
+                  got, want.sum, rel, kRandomTolerance);
+    bool ok = l.check(name, rel < kRandomTolerance, detail);
+    if (ok && v.deterministic) {
+        v.enqueue(b, n, l.stream);
+        const float again = course::toHost(b.out, 1)[0];
+        std::snprintf(detail, sizeof detail, "two runs: %.9g then %.9g", got,
+                      again);
+        ok = l.check(std::string(v.name) + " same bits n=" + std::to_string(n),
+                     again == got, detail);
+    }
+    return ok;
+}
+
+// Checks every selected row at every size: exact on ones where the sum
+// fits a float exactly, against float64 on random data everywhere.
+bool checkAll(
+    course::Lesson& l, const Buffers& b,
+    const std::vector<std::pair<size_t, std::vector<const Version*>>>& work) {
+    bool ok = true;
+    Expected want;
+    size_t done = 0;
+    for (const auto& [n, rows] : work) {  // sizes ascending
+        if (n < (1ull << 24)) {
+            fill<<<1024, 256, 0, l.stream>>>(b.in, n, true);
+            for (const Version* v : rows) {
+                ok &= checkRow(l, b, *v, n, true, want);
+            }
+        }
+        fill<<<1024, 256, 0, l.stream>>>(b.in, n, false);
+        extendExpected(want, done, n);
+        done = n;
+        for (const Version* v : rows) {
+            ok &= checkRow(l, b, *v, n, false, want);
+        }
+    }
+    return ok;
+}
+
+void printHeader(size_t n, course::TimingMode mode, int samples) {
+    std::printf("\n%zu elements (%.1f MiB), %s timing, median of %d samples\n",
+                n, n * 4.0 / 1048576.0, course::timingName(mode), samples);
+    std::printf("%-7s %-30s %11s %7s %9s %9s %7s\n", "version", "", "median us",
+                "spread", "GB/s", "% ceiling", "vs CUB");
+}
+
+course::Row timedRow(const char* group, const Version& v, size_t n,
+                     const course::TimingResult& t) {
+    const double bytes = (v.result == Result::Copy ? 2.0 : 1.0) * 4.0 * n;
+    return course::Row()
+        .str("group", group)
+        .str("version", v.name)
+        .str("mode", v.label)
+        .integer("elements", static_cast<long long>(n))
+        .timing(t)
+        .num("gbps", course::gbps(bytes, t.median));
+}
+
+// The ladder: every selected row at each size, in the three modes.
+[[maybe_unused]] void ladder(course::Lesson& l, const Buffers& b,
+                             const std::vector<size_t>& sizes,
+                             const std::vector<const Version*>& rows) {
+    for (size_t n : sizes) {
+        fill<<<1024, 256, 0, l.stream>>>(b.in, n, false);  // never zeros
+        for (course::TimingMode mode :
+             {course::TimingMode::Cold, course::TimingMode::Batch,
+              course::TimingMode::Graph}) {
+            std::vector<course::TimingResult> times;
+            double cubMs = 0.0, ceilingMs = 0.0;
+            for (const Version* v : rows) {
+                times.push_back(course::timeKernel(
+                    [&](cudaStream_t s) { v->enqueue(b, n, s); }, mode,
+                    l.timing, l.stream));
+                if (std::string(v->name) == "cub")
+                    cubMs = times.back().median;
+                if (std::string(v->name) == "ceiling")
+                    ceilingMs = times.back().median;
+            }
+            printHeader(n, mode, l.timing.samples);
+            for (size_t i = 0; i < rows.size(); ++i) {
+                const course::TimingResult& t = times[i];
+                std::printf("%-7s %-30s %11.2f %6.1f%% %9.1f %8.1f%% %7.2f\n",
+                            rows[i]->name, rows[i]->label, 1000.0 * t.median,
+                            100.0 * t.spread(), course::gbps(4.0 * n, t.median),
+                            ceilingMs > 0 ? 100.0 * ceilingMs / t.median : 0.0,
+                            cubMs > 0 ? cubMs / t.median : 0.0);
+                l.row(timedRow("ladder", *rows[i], n, t));
+            }
+        }
+    }
+}
+
+// The sweep: the last rung, CUB and the ceilings at every size, one line
+// per size, times in microseconds.
+[[maybe_unused]] void sweep(course::Lesson& l, const Buffers& b,
+                            const std::vector<size_t>& sizes,
+                            const std::vector<const Version*>& rows) {
+    std::printf("\nsize sweep: median us per call (cold | batch | graph)\n%12s",
+                "elements");
+    for (const Version* v : rows) {
+        std::printf(" %26s", v->name);
+    }
+    std::printf("\n");
+    for (size_t n : sizes) {
+        fill<<<1024, 256, 0, l.stream>>>(b.in, n, false);
+        std::printf("%12zu", n);
+        for (const Version* v : rows) {
+            double us[3];
+            int k = 0;
+            for (course::TimingMode mode :
+                 {course::TimingMode::Cold, course::TimingMode::Batch,
+                  course::TimingMode::Graph}) {
+                const course::TimingResult t = course::timeKernel(
+                    [&](cudaStream_t s) { v->enqueue(b, n, s); }, mode,
+                    l.timing, l.stream);
+                us[k++] = 1000.0 * t.median;
+                l.row(timedRow("sweep", *v, n, t));
+            }
+            std::printf(" %8.2f|%8.2f|%8.2f", us[0], us[1], us[2]);
+        }
+        std::printf("\n");
+    }
+}
+
+#ifdef COURSE_TIMELINE
+// Where a cold 1 GiB launch spends its time: the flush's last blocks,
+// then v9's (or the ceiling's) blocks from first start to last end.
+void timelines(course::Lesson& l, const Buffers& b) {
+    const size_t n = kLadderLarge;
+    fill<<<1024, 256, 0, l.stream>>>(b.in, n, false);
+    course::timeline::Recorder rec(1u << 16);
+    course::L2Flusher flusher(l.stream);
+    for (const char* name : {"v9", "ceiling"}) {
+        const Version& v = version(name);
+        v.enqueue(b, n, l.stream);  // warm: module load, clocks
+        flusher.flush();
+        CUDA_CHECK(cudaStreamSynchronize(l.stream));
+        rec.reset();
+        flusher.flush();
+        v.enqueue(b, n, l.stream);
+        const auto grids = rec.read();
+        // grids: the flush's read kernel, then the row's kernel.
+        unsigned long long t0 = ~0ull, t1 = 0;
+        for (const auto& g : grids) {
+            for (const auto& s : g) {
+                t0 = std::min(t0, s.start);
+                t1 = std::max(t1, s.end);
+            }
+        }
+        for (size_t i = 0; i < grids.size(); ++i) {
+            const std::string kernel =
+                i + 1 == grids.size() ? std::string(name) : "flush-read";
+            l.row(course::timeline::summarize(grids[i], kernel, t0, t1)
+                      .str("schedule", name)
+                      .integer("elements", static_cast<long long>(n)));
+        }
+        std::printf("timeline %s: %zu launches recorded\n", name, grids.size());
+    }
+}
+#endif
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    const char* kName = "day24_reduction";
-    const course::Args args = course::Args::parse(
-        kName, argc, argv,
-        "--only takes a version, 1 to 9, or cub\n"
-        "--size N runs one size instead of the two defaults\n");
-    std::vector<int> versions;
-    if (args.only.empty()) {
-        for (int v = 1; v <= kVersions; ++v)
-            versions.push_back(v);
-    } else if (args.only == "cub") {
-    } else if (args.only.size() == 1 && args.only[0] >= '1' &&
-               args.only[0] <= '9') {
-        versions.push_back(args.only[0] - '0');
-    } else {
-        args.usage(("--only does not know '" + args.only + "'").c_str(),
-                   "versions: 1 to 9, or cub\n");
+    std::vector<std::string> names;
+    for (const Version& v : kVersions) {
+        names.push_back(v.name);
     }
-    versions.push_back(0);  // CUB: every table's reference row
+    course::Lesson l = course::begin(
+        argc, argv,
+        {"day24_reduction", 7, 0, false, names,
+         // the input and the copy's destination, 4 bytes each, plus v1's
+         // partials (one per 256 elements)
+         8.0 + 4.0 / kThreadsPerBlock,
+         "Sums floats with nine versions of a reduction, CUB, a read ceiling "
+         "and a copy: the ladder at two sizes, then the last rung, CUB and "
+         "the ceilings at every power of two and its neighbour. --size N "
+         "runs both at N alone."});
 
-    const cudaDeviceProp prop = course::requireGpu(kName, {7, 0, false});
-
-    std::vector<size_t> sizes;
-    if (args.size) {
-        sizes.push_back(args.size);
-    } else if (args.quick) {
-        sizes.push_back(1000003);  // a prime: ragged everywhere
+    std::vector<size_t> ladderSizes, sweepSizes;
+    if (l.args.size) {
+        ladderSizes = sweepSizes = {l.args.size};
+    } else if (l.args.quick) {
+        ladderSizes = {1000003};  // a prime: ragged everywhere
+        sweepSizes = {1, 3, kSmallMax, kSmallMax + 1, 1000003};
     } else {
-        sizes = {kSeedElems, kLargeElems};
+        ladderSizes = {kLadderSmall, kLadderLarge};
+        for (int k = 0; k <= kSweepMaxLog2; ++k) {
+            const size_t p = 1ull << k;
+            for (size_t n : {p, p + 1}) {
+                if (k >= 1 || n == p) {
+                    if (l.fits(n)) {
+                        sweepSizes.push_back(n);
+                    }
+                }
+            }
+        }
+        if (sweepSizes.back() < (1ull << kSweepMaxLog2)) {
+            std::printf(
+                "this GPU's memory holds %zu elements: the sweep stops "
+                "at %zu\n",
+                l.largestFitting(), sweepSizes.back());
+        }
     }
-    size_t maxN = 0;
-    for (size_t s : sizes)
-        maxN = s > maxN ? s : maxN;
+    const size_t maxN = std::max(ladderSizes.back(), sweepSizes.back());
+    const size_t maxLadder = ladderSizes.back();
 
+    std::vector<const Version*> ladderRows, sweepRows;
+    for (const Version& v : kVersions) {
+        if (l.wants(v.name))
+            ladderRows.push_back(&v);
+    }
+    for (const char* name : kSweepRows) {
+        if (l.wants(name))
+            sweepRows.push_back(&version(name));
+    }
+
+    Buffers b;
     int perSm = 0;
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
         &perSm, reduceV9, kThreadsPerBlock, 0));
-    const int machineGrid = perSm * prop.multiProcessorCount;
-
-    course::Report report(kName);
-    report.gpu(prop);
-    course::TimingOptions timing = args.timing();
-    report.setting(course::Row()
-                       .integer("threads", kThreadsPerBlock)
-                       .integer("items_per_thread", kItems)
-                       .integer("machine_grid", machineGrid)
-                       .integer("samples", timing.samples)
-                       .integer("batch", timing.batch));
-    std::printf("GPU: %s (compute capability %d.%d), %d SMs, %d MiB L2\n",
-                prop.name, prop.major, prop.minor, prop.multiProcessorCount,
-                prop.l2CacheSize >> 20);
-    std::printf("v8/v9 grid: %d blocks per SM x %d SMs = %d blocks of %d\n",
-                perSm, prop.multiProcessorCount, machineGrid, kThreadsPerBlock);
-
-    Buffers b;
+    b.machineGrid = perSm * l.prop.multiProcessorCount;
     CUDA_CHECK(cudaMalloc(&b.in, maxN * sizeof(float)));
     CUDA_CHECK(cudaMalloc(&b.copy, maxN * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(
-        &b.partials,
-        ((maxN + kThreadsPerBlock - 1) / kThreadsPerBlock) * sizeof(float)));
+    CUDA_CHECK(
+        cudaMalloc(&b.partials, std::max(ceilDiv(maxLadder, kThreadsPerBlock),
+                                         static_cast<size_t>(b.machineGrid)) *
+                                    sizeof(float)));
     CUDA_CHECK(cudaMalloc(&b.out, sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&b.xorOut, sizeof(unsigned int)));
     CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, b.cubTempBytes, b.in, b.out,
                                       static_cast<int64_t>(maxN)));
     CUDA_CHECK(cudaMalloc(&b.cubTemp, b.cubTempBytes));
+    l.setting(course::Row()
+                  .integer("threads", kThreadsPerBlock)
+                  .integer("items_per_thread", kItems)
+                  .integer("machine_grid", b.machineGrid)
+                  .integer("small_max", kSmallMax)
+                  .integer("v9_waves", kV9Waves)
+                  .integer("samples", l.timing.samples)
+                  .integer("batch", l.timing.batch));
+    std::printf("v8/v9/ceiling grid: %d blocks per SM x %d SMs = %d blocks\n",
+                perSm, l.prop.multiProcessorCount, b.machineGrid);
 
-    int failures = 0;
-    for (size_t n : sizes) {
-        Launcher run{n, machineGrid, b};
-        failures += checkAll(report, run, versions, n);
-    }
-    if (failures != 0) {
-        std::fprintf(stderr, "%s: %d check(s) failed; nothing was timed\n",
-                     kName, failures);
-        report.write(args.json);
-        return course::kExitFailed;
-    }
-    std::printf(
-        "every version checked: exact on all-ones, and within %.0e "
-        "of float64 on random data\n",
-        kRandomTolerance);
-
-    for (size_t n : sizes) {
-        // Timing runs on random data, never zeros.
-        fill<<<1024, 256>>>(b.in, n, false);
-        CUDA_CHECK(cudaGetLastError());
-        Launcher run{n, machineGrid, b};
-        const double bytes = static_cast<double>(n) * sizeof(float);
-        for (course::TimingMode mode :
-             {course::TimingMode::Cold, course::TimingMode::Batch}) {
-            const course::TimingResult copy = course::timeKernel(
-                [&] {
-                    CUDA_CHECK(cudaMemcpyAsync(b.copy, b.in, n * sizeof(float),
-                                               cudaMemcpyDeviceToDevice));
-                },
-                mode, timing);
-            const double copyGbps = course::gbps(2.0 * bytes, copy.median_ms);
-            const course::TimingResult cub =
-                course::timeKernel([&] { run.cub(); }, mode, timing);
-
-            std::printf(
-                "\n%zu elements (%.0f MiB), %s timing, %d samples; "
-                "copy moves %.1f GB/s (read + write)\n",
-                n, bytes / (1024.0 * 1024.0), course::timingName(mode),
-                timing.samples, copyGbps);
-            std::printf("%-28s %10s %7s %9s %7s %7s\n", "version", "median ms",
-                        "spread", "GB/s", "% copy", "vs CUB");
-            report.row(course::Row()
-                           .str("version", "copy")
-                           .str("mode", "cudaMemcpy device to device")
-                           .integer("elements", static_cast<long long>(n))
-                           .timing(copy)
-                           .num("gbps", copyGbps));
-            for (int v : versions) {
-                const course::TimingResult t =
-                    v == 0 ? cub
-                           : course::timeKernel([&] { run(v); }, mode, timing);
-                const double g = course::gbps(bytes, t.median_ms);
-                std::printf("%-28s %10.4f %6.1f%% %9.1f %6.1f%% %7.2f\n",
-                            rowName(v).c_str(), t.median_ms,
-                            100.0 * t.iqr_half_rel, g, 100.0 * g / copyGbps,
-                            cub.median_ms / t.median_ms);
-                report.row(course::Row()
-                               .str("version",
-                                    v == 0 ? "cub" : "v" + std::to_string(v))
-                               .str("mode", rowName(v))
-                               .integer("elements", static_cast<long long>(n))
-                               .timing(t)
-                               .num("gbps", g)
-                               .num("percent_of_copy", 100.0 * g / copyGbps)
-                               .num("vs_cub", cub.median_ms / t.median_ms));
+    // Correctness first: every size each row is timed at, both inputs.
+    std::vector<std::pair<size_t, std::vector<const Version*>>> work;
+    for (const auto& [sizes, rows] : {std::pair{&ladderSizes, &ladderRows},
+                                      std::pair{&sweepSizes, &sweepRows}}) {
+        for (size_t n : *sizes) {
+            auto at = std::find_if(work.begin(), work.end(),
+                                   [n](auto& w) { return w.first == n; });
+            if (at == work.end()) {
+                work.push_back({n, {}});
+                at = work.end() - 1;
+            }
+            for (const Version* v : *rows) {
+                if (std::find(at->second.begin(), at->second.end(), v) ==
+                    at->second.end()) {
+                    at->second.push_back(v);
+                }
             }
         }
     }
+    std::sort(work.begin(), work.end(),
+              [](auto& a, auto& c) { return a.first < c.first; });
+    if (!checkAll(l, b, work)) {
+        std::fprintf(stderr, "day24_reduction: nothing was timed\n");
+        return l.finish();
+    }
+    std::printf(
+        "every row checked: exact on ones below 2^24, within %.0e of "
+        "float64 on random data, v9 bit-identical twice\n",
+        kRandomTolerance);
 
-    CUDA_CHECK(cudaFree(b.in));
-    CUDA_CHECK(cudaFree(b.copy));
-    CUDA_CHECK(cudaFree(b.partials));
-    CUDA_CHECK(cudaFree(b.out));
-    CUDA_CHECK(cudaFree(b.cubTemp));
-    if (!report.write(args.json))
-        return course::kExitFailed;
-    std::printf("\nall %s checks passed\n", kName);
-    return course::kExitOk;
+#ifdef COURSE_TIMELINE
+    timelines(l, b);
+#else
+    if (l.args.profile) {
+        // One launch of each row at the largest ladder size, for ncu.
+        fill<<<1024, 256, 0, l.stream>>>(b.in, maxLadder, false);
+        for (const Version* v : ladderRows) {
+            course::profileRow(l, v->name, [&](cudaStream_t s) {
+                v->enqueue(b, maxLadder, s);
+            });
+        }
+    } else if (!l.args.checkOnly) {
+        ladder(l, b, ladderSizes, ladderRows);
+        sweep(l, b, sweepSizes, sweepRows);
+    }
+#endif
+
+    for (void* p : {static_cast<void*>(b.in), static_cast<void*>(b.copy),
+                    static_cast<void*>(b.partials), static_cast<void*>(b.out),
+                    static_cast<void*>(b.xorOut), b.cubTemp}) {
+        CUDA_CHECK(cudaFree(p));
+    }
+    return l.finish();
 }

@@ -2,86 +2,74 @@
 //
 // Day 77: thread block clusters and distributed shared memory (DSMEM).
 //
-// One question, asked five ways. The seed of this lesson reduced 64 MiB of
-// ones with one block per 512 elements and asked whether combining block
-// partials inside a cluster, through DSMEM, beats one global atomic per
-// block. On the H200 it did not, and this program finds out why by taking
-// the cost apart, then builds the schedule where DSMEM combining can pay,
-// then uses DSMEM for what it is best at, a halo exchange.
+// One question, asked several ways: when does combining blocks' work
+// inside a cluster, through each other's shared memory, beat going to
+// global memory? The program takes the cost of a cluster apart, builds the
+// schedules where DSMEM can pay, measures them against what a user would
+// call instead (cub::DeviceHistogram), and uses DSMEM for a halo exchange.
 //
-//   group       mode                 what it prices
-//   seed        atomic               one block per 512 elements, one
-//                                    same-address atomicAdd per block
-//               dsm-1/2/4/8          the same blocks in clusters; rank 0
-//                                    reads the others' partials through
-//                                    DSMEM and issues one atomic per cluster
-//   costs       store                the block reduction alone: each block
-//                                    stores its partial, no atomics
-//               cluster-store-1..8   the cluster launch and two
-//                                    cluster.sync() calls with no atomics
-//               atomics-only         the atomics alone: one atomicAdd per
-//                                    block, no loads, the same count
-//   persistent  persistent-atomic    a grid sized to the machine, each block
-//                                    loops over the input with 16-byte
-//                                    loads, then one atomic per block
-//               persistent-dsm-N     the same grid in clusters of N (1, 2,
-//                                    4, 8, and 16 where the GPU allows it),
-//                                    one atomic per cluster
-//   histogram   histogram-atomic     many global atomics per block: each
-//                                    block flushes all 4,096 bins of its
-//                                    private histogram with atomicAdd
-//               histogram-dsm-N      the blocks of a cluster add their bins
-//                                    through DSMEM first: N times fewer
-//   stencil     stencil-global       3-point stencil, halo read from global
-//               stencil-dsm          halo read from the neighbour block's
-//                                    shared memory inside the cluster
-//   latency     chase-*              dependent loads through local shared
-//                                    memory, a remote block's shared memory
-//                                    (two instruction paths), and L2
-//               dsm-bandwidth-*      streaming reads of local vs remote
-//                                    shared memory
+//   group           rows                 what they price
+//   seed-and-costs  atomic               one block per 512 elements, one
+//                                        same-address atomicAdd per block
+//                   dsm-1/2/4/8          the same blocks in clusters; rank 0
+//                                        reads the others' partials through
+//                                        DSMEM, one atomic per cluster
+//                   store                the block reduction alone: each
+//                                        block stores its partial
+//                   cluster-launch-N     `store` launched in clusters of N,
+//                                        no barrier: the launch's price
+//                   cluster-store-N      the cluster tail with a store in
+//                                        place of the atomic: launch and
+//                                        both barriers
+//                   atomics-only         the atomics alone, no loads
+//   persistent      persistent-*         a grid sized to the machine, one
+//                                        tail per block: atomic or cluster
+//   histogram       histogram-*-B-D      B bins (256, 4,096, 65,536), keys
+//                                        uniform or skewed (D): global
+//                                        atomics, per-block private
+//                                        histograms flushed with atomics or
+//                                        combined in a cluster, the bins
+//                                        spread over a cluster, and CUB
+//   stencil         stencil-global/dsm   a 3-point stencil, halo from global
+//                                        memory or from the neighbour block
+//   latency         chase-*, bandwidth   how far away DSMEM is
 //
-// Every reduction reduces all-ones input whose count is under 2^24, so
-// every partial and every running total is a whole number a float holds
-// exactly, whatever order the atomics land in (day 24's trick): its check
-// is an exact comparison. The histogram is compared with the host's
-// counts bin by bin. The stencil is checked on random data against a
-// float64 CPU reference; the latency chase against the index the host
-// predicts. Nothing is timed before its check has run.
+// Every reduction sums all-ones input whose count is under 2^24, so every
+// partial and running total is a whole number a float holds exactly, in
+// any order (day 24's trick): its check is exact. Histograms are compared
+// with the host's counts bin by bin; the stencil with a float64 reference;
+// the chase with the index the host predicts. Nothing is timed before its
+// check has run.
+//
+// Other builds of this file:
+//   day77_cluster_reduction_no_trailing_sync
+//   (-DDAY77_DROP_TRAILING_CLUSTER_SYNC)
+//       the trailing cluster.sync() calls removed: the bug the page shows.
+//   day77_cluster_reduction_timeline  (-DCOURSE_TIMELINE) when each block of
+//       the seed schedule started and ended, plainly and in clusters.
+//
+// Build:  cmake --build build --target day77_cluster_reduction
+// Run:    build/bin/day77_cluster_reduction                  everything
+//         build/bin/day77_cluster_reduction --only histogram  one group
+//         build/bin/day77_cluster_reduction --size 65536 --quick
 //
 // Needs compute capability 9.0 (clusters and DSMEM exist on Hopper and
-// every Blackwell, and on nothing older). On an older GPU or none it says
-// so and exits with the course's waived code, 2, before allocating.
-//
-// Build (from the repository root):
-//   cmake --workflow --preset course
-//   cmake --build build --target day77_cluster_reduction
-// Or alone, as Compiler Explorer sees the standalone file:
-//   nvcc -std=c++17 -O3 -arch=sm_90 -I common -o cluster_reduction \
-//        lessons/day77_cluster_reduction/cluster_reduction.cu
-// Run:
-//   build/lessons/day77_cluster_reduction/day77_cluster_reduction
-//   ... --size 65536 --quick        (what CTest and the sanitizers run)
-//   ... --only stencil --json out.json
-//
-// -arch=sm_90, not sm_90a: nothing here is architecture-specific, and
-// sm_90 embeds compute_90 PTX that the driver compiles forward onto newer
-// GPUs; an sm_90a binary loads on Hopper alone.
+// newer). -arch=sm_90, not sm_90a: nothing here is architecture-specific,
+// and sm_90 embeds PTX the driver compiles forward onto newer GPUs.
 //
 // Whether this program has run on real hardware is not written here: the
 // day's README shows the promoted run and its provenance, or says
 // UNVERIFIED. See research/REVIEW-PROCESS.md.
 
-#include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
-#include <iterator>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
+#include <cub/device/device_histogram.cuh>
 
 #include "course.cuh"
 
@@ -107,10 +95,16 @@ constexpr size_t kDefaultElems = 16777216ull - 611ull;
 constexpr int kMaxPortableCluster = 8;
 constexpr int kMaxNonPortableCluster = 16;
 
-// The histogram's bins: 4,096 counters, 16 KiB of shared memory per
-// block, divisible by every cluster size up to 16. Each of ~1,000 blocks
-// flushes all of them, about 4 million global atomics in all.
-constexpr int kBins = 4096;
+// The histogram's bin counts: 256 (a byte's values), 4,096 (a private copy
+// per block still fits easily: 16 KiB) and 65,536 (256 KiB: no single
+// block's shared memory holds it, 227 KiB being the H200's most, so only
+// a cluster can keep it on chip). All divide by every cluster size.
+const unsigned int kBinCounts[] = {256, 4096, 65536};
+// Skewed keys: this fraction of them fall in kHotBins bins spread evenly
+// over the range; the rest are uniform. Contention on a few counters is
+// what privatized histograms are for.
+constexpr double kHotFraction = 0.9;
+constexpr unsigned int kHotBins = 8;
 
 // The stencil's cluster: 4 blocks, so three of every four block edges
 // are exchanged through DSMEM and one through global memory.
@@ -130,8 +124,6 @@ constexpr int kChaseSteps = 8192;
 constexpr int kBwFloats = 8192;
 constexpr int kBwReps = 64;
 
-static_assert(kThreadsPerBlock % 32 == 0,
-              "block size must be a whole number of warps");
 static_assert((kThreadsPerBlock & (kThreadsPerBlock - 1)) == 0,
               "the tree halves the stride, so the block size must be a "
               "power of two");
@@ -172,12 +164,13 @@ __device__ void reduceBlockToTile(const float* __restrict__ in, size_t n,
 }
 // end snippet
 
-// The seed's baseline and the "store" cost row. One result per block.
-//
-// Launch assumption: plain <<<>>>, blockDim.x == kThreadsPerBlock.
+// The seed's baseline, and the store row. One result per block. Launch
+// assumption: blockDim.x == kThreadsPerBlock; with or without clusters
+// (the cluster-launch rows launch the Store form in clusters).
 template <Tail kTail>
 __global__ void reduceBlock(const float* __restrict__ in, size_t n,
                             float* __restrict__ out) {
+    COURSE_BLOCK_BEGIN();
     __shared__ float tile[kThreadsPerBlock];
     reduceBlockToTile(in, n, tile);
 
@@ -192,21 +185,23 @@ __global__ void reduceBlock(const float* __restrict__ in, size_t n,
             out[blockIdx.x] = tile[0];
         }
     }
+    COURSE_BLOCK_END();
 }
 
 // The cluster tail. Blocks in a cluster combine their partials through
 // DSMEM and only rank 0 goes to global memory: one atomic per cluster, or
 // (the cost row) one plain store per cluster.
 //
-// Launch assumption: launched through launchInClusters() with a grid that
-// is a multiple of the cluster size. Both cluster.sync() calls are load
-// bearing: the first makes every block's tile[0] visible before any
+// Launch assumption: in clusters (course::launch with clusterX), a grid
+// that is a multiple of the cluster size. Both cluster.sync() calls are
+// load bearing: the first makes every block's tile[0] visible before any
 // remote read; the second keeps every block alive until rank 0 has
 // finished reading, because a block's shared memory ceases to exist when
 // the block exits.
 template <Tail kTail>
 __global__ void reduceClusterDsm(const float* __restrict__ in, size_t n,
                                  float* __restrict__ out) {
+    COURSE_BLOCK_BEGIN();
     __shared__ float tile[kThreadsPerBlock];
     reduceBlockToTile(in, n, tile);
 
@@ -237,17 +232,17 @@ __global__ void reduceClusterDsm(const float* __restrict__ in, size_t n,
     // Without this barrier a non-zero rank may exit while rank 0 is still
     // reading its shared memory. On the H200 that is not a silent race: the
     // read of an exited block's shared memory faults, and the launch fails
-    // with cudaErrorLaunchFailure (research/clusters-dsmem.md has the run).
+    // (the review's record has the run).
     cluster.sync();
 #endif
     // end snippet
+    COURSE_BLOCK_END();
 }
 
 // The atomics alone: each block adds the number of elements it would
-// have reduced, with no loads, so the total is still exactly n.
-//
-// Launch assumption: one block per kElemsPerBlock elements; one thread
-// per block is enough, and 32 keeps it a whole warp.
+// have reduced, with no loads, so the total is still exactly n. Launch
+// assumption: one block per kElemsPerBlock elements; one thread per block
+// is enough, and 32 keeps it a whole warp.
 __global__ void atomicsOnly(size_t n, float* __restrict__ sum) {
     if (threadIdx.x == 0) {
         const size_t first = blockIdx.x * static_cast<size_t>(kElemsPerBlock);
@@ -257,30 +252,6 @@ __global__ void atomicsOnly(size_t n, float* __restrict__ sum) {
     }
 }
 
-// Sum of a warp's values, left in every lane.
-__device__ float warpSum(float v) {
-    for (int offset = 16; offset > 0; offset >>= 1) {
-        v += __shfl_xor_sync(0xffffffffu, v, offset);
-    }
-    return v;
-}
-
-// Block sum through shuffles: each warp reduces itself, warp 0 reduces
-// the warp sums. Launch assumption: blockDim.x == kThreadsPerBlock.
-// Returns the total in thread 0.
-__device__ float blockSum(float v) {
-    __shared__ float warpTotals[kThreadsPerBlock / 32];
-    const unsigned int lane = threadIdx.x % 32;
-    const unsigned int warp = threadIdx.x / 32;
-    v = warpSum(v);
-    if (lane == 0) {
-        warpTotals[warp] = v;
-    }
-    __syncthreads();  // every warp's total stored before warp 0 reads them
-    v = (threadIdx.x < kThreadsPerBlock / 32) ? warpTotals[lane] : 0.0f;
-    return warp == 0 ? warpSum(v) : 0.0f;
-}
-
 // The persistent schedule: a grid sized to the machine, each block
 // striding over the whole input with 16-byte loads, so a few thousand
 // blocks do the work of 32,767 and the tail runs a few thousand times
@@ -288,7 +259,7 @@ __device__ float blockSum(float v) {
 //
 // Launch assumption: blockDim.x == kThreadsPerBlock. With kClusterTail
 // the grid is a multiple of the cluster size and the kernel is launched
-// through launchInClusters(); without it, plain <<<>>>. `in` is 16-byte
+// in clusters (course::launch); without it, plain <<<>>>. `in` is 16-byte
 // aligned (cudaMalloc gives 256).
 template <bool kClusterTail>
 __global__ void persistentReduce(const float* __restrict__ in, size_t n,
@@ -310,7 +281,7 @@ __global__ void persistentReduce(const float* __restrict__ in, size_t n,
     }
 
     __shared__ float blockTotal;
-    const float total = blockSum(acc);
+    const float total = course::blockSum<kThreadsPerBlock>(acc);
     if (threadIdx.x == 0) {
         blockTotal = total;
     }
@@ -332,7 +303,7 @@ __global__ void persistentReduce(const float* __restrict__ in, size_t n,
             const unsigned int lane = threadIdx.x;
             const bool mine = lane < cluster.num_blocks();
             float v = *cluster.map_shared_rank(&blockTotal, mine ? lane : 0u);
-            v = warpSum(mine ? v : 0.0f);
+            v = course::warpSum(mine ? v : 0.0f);
             if (lane == 0) {
                 atomicAdd(sum, v);
             }
@@ -345,23 +316,24 @@ __global__ void persistentReduce(const float* __restrict__ in, size_t n,
     }
 }
 
-// snippet: histogram-dsm
-// A histogram: many global atomics per block, the case where combining
-// inside a cluster can pay. Each block counts its share of the keys into
-// a private shared-memory histogram (shared atomics), then flushes it.
-//   kCluster == false: every block adds all kBins counts to global memory
-//                      with atomicAdd: grid x kBins global atomics.
-//   kCluster == true:  rank q of a cluster of c owns bins [q B/c, (q+1) B/c)
-//                      and sums them over every rank's histogram through
-//                      DSMEM before one atomicAdd per bin: c times fewer.
-// Launch assumption: blockDim.x == kThreadsPerBlock; the cluster version
-// through launchInClusters() with kBins divisible by the cluster size;
-// every key < kBins; *bins zeroed by the caller when it wants the counts.
+// snippet: histogram-kernels
+// Histograms: many global atomics per block, where combining on chip can
+// pay. `out` holds `bins` counters, zeroed by the caller; every key is
+// below `bins`. Launch assumption for all three: blockDim.x ==
+// kThreadsPerBlock, a grid-stride loop over the keys.
+//
+// Private: each block counts into its own copy of all the bins in shared
+// memory (bins x 4 bytes of dynamic shared memory), then flushes the
+// non-zero counts with global atomics. With kCluster, the blocks of a
+// cluster first add their copies through DSMEM: rank q owns slice q of the
+// bins and sums it over every rank, so the cluster, not each block, issues
+// the atomics.
 template <bool kCluster>
-__global__ void histogram(const unsigned int* __restrict__ keys, size_t n,
-                          unsigned int* __restrict__ bins) {
-    __shared__ unsigned int local[kBins];
-    for (int k = threadIdx.x; k < kBins; k += kThreadsPerBlock) {
+__global__ void histogramPrivate(const unsigned int* __restrict__ keys,
+                                 size_t n, unsigned int bins,
+                                 unsigned int* __restrict__ out) {
+    extern __shared__ unsigned int local[];
+    for (unsigned int k = threadIdx.x; k < bins; k += kThreadsPerBlock) {
         local[k] = 0;
     }
     __syncthreads();  // every counter zeroed before any thread counts
@@ -373,8 +345,10 @@ __global__ void histogram(const unsigned int* __restrict__ keys, size_t n,
     }
     if constexpr (!kCluster) {
         __syncthreads();  // every count in before the flush reads it
-        for (int k = threadIdx.x; k < kBins; k += kThreadsPerBlock) {
-            atomicAdd(&bins[k], local[k]);
+        for (unsigned int k = threadIdx.x; k < bins; k += kThreadsPerBlock) {
+            if (local[k] != 0) {
+                atomicAdd(&out[k], local[k]);
+            }
         }
     } else {
         cg::cluster_group cluster = cg::this_cluster();
@@ -382,7 +356,7 @@ __global__ void histogram(const unsigned int* __restrict__ keys, size_t n,
         // are visible to the others.
         cluster.sync();
         const unsigned int c = cluster.num_blocks();
-        const unsigned int per = kBins / c;
+        const unsigned int per = bins / c;
         const unsigned int first = cluster.block_rank() * per;
         for (unsigned int k = first + threadIdx.x; k < first + per;
              k += kThreadsPerBlock) {
@@ -390,12 +364,63 @@ __global__ void histogram(const unsigned int* __restrict__ keys, size_t n,
             for (unsigned int q = 0; q < c; ++q) {
                 total += cluster.map_shared_rank(local, q)[k];
             }
-            atomicAdd(&bins[k], total);
+            if (total != 0) {
+                atomicAdd(&out[k], total);
+            }
         }
 #ifndef DAY77_DROP_TRAILING_CLUSTER_SYNC
         // The other ranks are still reading this block's counts.
         cluster.sync();
 #endif
+    }
+}
+
+// Distributed: the bins are spread over the cluster's shared memory, each
+// rank holding bins / c of them, so the cluster holds a histogram no
+// single block could. Every key is counted by a shared-memory atomic in
+// the rank that owns its bin, through DSMEM; then each rank flushes its
+// slice once. (The CUDA C++ Programming Guide's own DSMEM example, checked
+// 2026-11-29.) Launch assumption: in clusters of c, bins divisible by c,
+// (bins / c) x 4 bytes of dynamic shared memory.
+__global__ void histogramDistributed(const unsigned int* __restrict__ keys,
+                                     size_t n, unsigned int bins,
+                                     unsigned int* __restrict__ out) {
+    extern __shared__ unsigned int slice[];
+    cg::cluster_group cluster = cg::this_cluster();
+    const unsigned int per = bins / cluster.num_blocks();
+    for (unsigned int k = threadIdx.x; k < per; k += kThreadsPerBlock) {
+        slice[k] = 0;
+    }
+    // Every rank's slice zeroed before any block counts into it.
+    cluster.sync();
+    const size_t stride = static_cast<size_t>(gridDim.x) * kThreadsPerBlock;
+    for (size_t i =
+             blockIdx.x * static_cast<size_t>(kThreadsPerBlock) + threadIdx.x;
+         i < n; i += stride) {
+        const unsigned int key = keys[i];
+        atomicAdd(cluster.map_shared_rank(slice, key / per) + key % per, 1u);
+    }
+    // Every count, from every rank, in before a rank flushes its slice;
+    // after this barrier no block touches another's shared memory, so no
+    // trailing barrier is needed.
+    cluster.sync();
+    const unsigned int first = cluster.block_rank() * per;
+    for (unsigned int k = threadIdx.x; k < per; k += kThreadsPerBlock) {
+        if (slice[k] != 0) {
+            atomicAdd(&out[first + k], slice[k]);
+        }
+    }
+}
+
+// Global: every key is one global atomic. No shared memory, any size.
+__global__ void histogramGlobal(const unsigned int* __restrict__ keys, size_t n,
+                                unsigned int /*bins*/,
+                                unsigned int* __restrict__ out) {
+    const size_t stride = static_cast<size_t>(gridDim.x) * kThreadsPerBlock;
+    for (size_t i =
+             blockIdx.x * static_cast<size_t>(kThreadsPerBlock) + threadIdx.x;
+         i < n; i += stride) {
+        atomicAdd(&out[keys[i]], 1u);
     }
 }
 // end snippet
@@ -450,7 +475,7 @@ __global__ void stencilDsm(const float* __restrict__ in, size_t n,
 
 #ifndef DAY77_DROP_TRAILING_CLUSTER_SYNC
     // Load bearing: the neighbours may still be reading this block's tile.
-    // The cuda-oxide chapter's version of this kernel omits it.
+    // The cuda-oxide book's version of this kernel omits it.
     cluster.sync();
 #endif
 }
@@ -489,7 +514,7 @@ enum class Chase {
     GlobalL2,      // global memory with ld.global.cg (L2, not L1)
 };
 
-// The cuda-oxide chapter's recommended path, in PTX: mapa turns this
+// The cuda-oxide book's recommended path, in PTX: mapa turns this
 // block's shared address into the same offset in block `rank`'s window of
 // the cluster's shared address space, and ld.shared::cluster loads through
 // that window with no generic-address check.
@@ -581,316 +606,282 @@ __global__ void sharedBandwidth(float* __restrict__ sums, int reps) {
             acc += (v.x + v.y) + (v.z + v.w);
         }
     }
-    const float total = blockSum(acc);
+    const float total = course::blockSum<kThreadsPerBlock>(acc);
     if (threadIdx.x == 0) {
         sums[blockIdx.x] = total;
     }
     cluster.sync();  // the partner may still be reading this buffer
 }
 
-// snippet: cluster-launch
-// Launches `kernel` in clusters of `clusterSize` blocks along x: day 58's
-// cudaLaunchKernelEx machinery with the cluster attribute in place of the
-// PDL one. The grid must already be a multiple of the cluster size.
-template <typename... KernelArgs, typename... Args>
-void launchInClusters(void (*kernel)(KernelArgs...), int blocks, int threads,
-                      int clusterSize, Args... args) {
-    cudaLaunchAttribute attrs[1];
-    attrs[0].id = cudaLaunchAttributeClusterDimension;
-    attrs[0].val.clusterDim.x = static_cast<unsigned int>(clusterSize);
-    attrs[0].val.clusterDim.y = 1;
-    attrs[0].val.clusterDim.z = 1;
-
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(static_cast<unsigned int>(blocks));
-    cfg.blockDim = dim3(static_cast<unsigned int>(threads));
-    cfg.dynamicSmemBytes = 0;
-    cfg.stream = 0;  // the legacy default stream
-    cfg.attrs = attrs;
-    cfg.numAttrs = 1;
-
-    CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, args...));
-}
-// end snippet
-
-// The largest cluster this kernel can launch with on this GPU, after
-// opting in to the non-portable sizes.
-template <typename... KernelArgs>
-int maxClusterSize(void (*kernel)(KernelArgs...), int threads) {
-    CUDA_CHECK(cudaFuncSetAttribute(
-        kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(kMaxNonPortableCluster);
-    cfg.blockDim = dim3(static_cast<unsigned int>(threads));
-    int size = 0;
-    CUDA_CHECK(cudaOccupancyMaxPotentialClusterSize(&size, kernel, &cfg));
-    return size;
-}
-
-static int roundUp(int x, int m) {
-    return ((x + m - 1) / m) * m;
-}
-
-static std::string fmtDiff(double got, double want) {
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "got %.9g, want %.9g (off by %.9g elements)",
-                  got, want, want - got);
-    return buf;
-}
-
 namespace {
 
-// Everything the modes share: sizes, buffers, the report.
+using Enqueue = std::function<void(cudaStream_t)>;
+
+// Everything the groups share: the lesson, the size, the all-ones input.
 struct Run {
-    const course::Args& args;
-    course::Report& report;
-    cudaDeviceProp prop;
+    course::Lesson& l;
     size_t n = 0;
     int seedBlocks = 0;   // one per kElemsPerBlock elements
     float* in = nullptr;  // n ones
     float* sum = nullptr;
     float* partials = nullptr;  // one per seed block
-    course::TimingOptions timing;
-
-    float readSum() const {
-        float got = 0.0f;
-        CUDA_CHECK(cudaMemcpy(&got, sum, sizeof got, cudaMemcpyDeviceToHost));
-        return got;
-    }
-    void zeroSum() const { CUDA_CHECK(cudaMemset(sum, 0, sizeof(float))); }
-
-    // Runs `launch` once on a zeroed accumulator and compares exactly.
-    template <typename F>
-    bool checkAtomic(const std::string& mode, F launch) {
-        zeroSum();
-        launch();
-        CUDA_CHECK(cudaGetLastError());
-        CUDA_CHECK(cudaDeviceSynchronize());
-        const double got = readSum();
-        const bool ok = got == static_cast<double>(n);
-        report.check(mode, ok, ok ? "exact" : fmtDiff(got, double(n)));
-        if (!ok) {
-            std::fprintf(stderr, "%s: %s\n", mode.c_str(),
-                         fmtDiff(got, double(n)).c_str());
-        }
-        return ok;
-    }
-
-    // Runs `launch` once and sums `count` stored partials on the host.
-    template <typename F>
-    bool checkStored(const std::string& mode, int count, F launch) {
-        CUDA_CHECK(cudaMemset(partials, 0xff, sizeof(float) * seedBlocks));
-        launch();
-        CUDA_CHECK(cudaGetLastError());
-        CUDA_CHECK(cudaDeviceSynchronize());
-        std::vector<float> h(static_cast<size_t>(count));
-        CUDA_CHECK(cudaMemcpy(h.data(), partials, sizeof(float) * h.size(),
-                              cudaMemcpyDeviceToHost));
-        double got = 0.0;
-        for (float v : h) {
-            got += v;  // a NaN from the 0xff poison makes got != n
-        }
-        const bool ok = got == static_cast<double>(n);
-        report.check(mode, ok, ok ? "exact" : fmtDiff(got, double(n)));
-        if (!ok) {
-            std::fprintf(stderr, "%s: %s\n", mode.c_str(),
-                         fmtDiff(got, double(n)).c_str());
-        }
-        return ok;
-    }
-
-    // Times a mode both ways and prints and records one line.
-    template <typename F>
-    void time(const char* group, const std::string& mode, long atomics,
-              double bytes, F launch) {
-        const course::TimingResult batch =
-            course::timeKernel(launch, course::TimingMode::Batch, timing);
-        const course::TimingResult cold =
-            course::timeKernel(launch, course::TimingMode::Cold, timing);
-        std::printf("%-22s %9ld %10.4f %6.1f%% %10.4f %6.1f%% %9.1f\n",
-                    mode.c_str(), atomics, batch.median_ms,
-                    100.0 * batch.iqr_half_rel, cold.median_ms,
-                    100.0 * cold.iqr_half_rel,
-                    course::gbps(bytes, cold.median_ms));
-        for (const course::TimingResult* t : {&batch, &cold}) {
-            report.row(course::Row()
-                           .str("group", group)
-                           .str("mode", mode)
-                           .integer("elements", static_cast<long long>(n))
-                           .integer("global_atomics", atomics)
-                           .timing(*t)
-                           .num("gbps", course::gbps(bytes, t->median_ms)));
-        }
-    }
 };
 
-void printTableHeader(const char* title) {
-    std::printf("\n%s\n%-22s %9s %10s %7s %10s %7s %9s\n", title, "mode",
-                "atomics", "batch ms", "spread", "cold ms", "spread",
-                "cold GB/s");
+// One row of a group: how it is checked, what it enqueues, and what the
+// table says about it.
+struct Mode {
+    std::string name;
+    long long atomics;  // global atomics per launch
+    double bytes;       // moved per launch, for GB/s
+    std::function<bool()> check;
+    Enqueue enqueue;
+    course::Row fields;  // extra fields for the JSON row
+};
+
+int roundUp(int x, int m) {
+    return ((x + m - 1) / m) * m;
 }
 
-void runSeedAndCosts(Run& r, int maxCluster) {
-    const double bytes = static_cast<double>(r.n) * sizeof(float);
-    const int blocks = r.seedBlocks;
-    const int clusters[] = {1, 2, 4, kMaxPortableCluster};
+void launchCluster(void (*kernel)(const float*, size_t, float*), int blocks,
+                   int cluster, const float* in, size_t n, float* out,
+                   cudaStream_t s) {
+    course::LaunchAttrs a;
+    a.clusterX = static_cast<unsigned int>(cluster);
+    course::launch(kernel, blocks, kThreadsPerBlock, s, a, in, n, out);
+}
 
-    // Correctness first, every mode, before anything is timed.
-    bool ok = r.checkAtomic("atomic", [&] {
-        reduceBlock<Tail::Atomic>
-            <<<blocks, kThreadsPerBlock>>>(r.in, r.n, r.sum);
-    });
-    for (int c : clusters) {
-        if (c > maxCluster)
-            continue;
-        const int padded = roundUp(blocks, c);
-        ok &= r.checkAtomic("dsm-" + std::to_string(c), [&] {
-            launchInClusters(reduceClusterDsm<Tail::Atomic>, padded,
-                             kThreadsPerBlock, c, r.in, r.n, r.sum);
-        });
-        ok &= r.checkStored(
-            "cluster-store-" + std::to_string(c), padded / c, [&] {
-                launchInClusters(reduceClusterDsm<Tail::Store>, padded,
-                                 kThreadsPerBlock, c, r.in, r.n, r.partials);
-            });
+// Runs `enqueue` once on a zeroed accumulator; the sum must be n exactly.
+bool checkSum(Run& r, const std::string& name, const Enqueue& enqueue) {
+    CUDA_CHECK(cudaMemsetAsync(r.sum, 0, sizeof(float), r.l.stream));
+    enqueue(r.l.stream);
+    const double got = course::toHost(r.sum, 1)[0];
+    char detail[120];
+    std::snprintf(detail, sizeof detail, "got %.9g, want %zu", got, r.n);
+    return r.l.check(name, got == static_cast<double>(r.n), detail);
+}
+
+// Runs `enqueue` once over poisoned partials; the first `count` must add
+// up to n exactly (an unwritten one is NaN and fails).
+bool checkStored(Run& r, const std::string& name, int count,
+                 const Enqueue& enqueue) {
+    course::poison(r.partials, static_cast<size_t>(count), r.l.stream);
+    enqueue(r.l.stream);
+    double got = 0.0;
+    for (float v : course::toHost(r.partials, static_cast<size_t>(count))) {
+        got += v;
     }
-    ok &= r.checkStored("store", blocks, [&] {
-        reduceBlock<Tail::Store>
-            <<<blocks, kThreadsPerBlock>>>(r.in, r.n, r.partials);
-    });
-    ok &= r.checkAtomic("atomics-only",
-                        [&] { atomicsOnly<<<blocks, 32>>>(r.n, r.sum); });
-    if (!ok)
+    char detail[120];
+    std::snprintf(detail, sizeof detail, "%d partials add to %.9g, want %zu",
+                  count, got, r.n);
+    return r.l.check(name, got == static_cast<double>(r.n), detail);
+}
+
+// Checks every mode, then (only if all passed) times each in batch and
+// cold mode: one printed line and two JSON rows per mode.
+void checkAndTime(Run& r, const char* group, const std::string& title,
+                  std::vector<Mode>& modes) {
+    bool ok = true;
+    for (Mode& m : modes) {
+        ok &= m.check();
+    }
+    if (!ok || r.l.args.checkOnly) {
         return;  // never time a wrong kernel
-
-    // The timed loops accumulate into sum without resetting it: a reset
-    // would sit inside the measurement. Nothing reads it afterwards.
-    printTableHeader("seed schedule: one block per 512 elements");
-    r.time("seed", "atomic", blocks, bytes, [&] {
-        reduceBlock<Tail::Atomic>
-            <<<blocks, kThreadsPerBlock>>>(r.in, r.n, r.sum);
-    });
-    for (int c : clusters) {
-        if (c > maxCluster) {
-            std::printf("%-22s skipped: this GPU's maximum is %d\n",
-                        ("dsm-" + std::to_string(c)).c_str(), maxCluster);
-            continue;
+    }
+    if (r.l.args.profile) {
+        for (Mode& m : modes) {
+            course::profileRow(r.l, std::string(group) + " " + m.name,
+                               m.enqueue);
         }
-        const int padded = roundUp(blocks, c);
-        r.time("seed", "dsm-" + std::to_string(c), padded / c, bytes, [&] {
-            launchInClusters(reduceClusterDsm<Tail::Atomic>, padded,
-                             kThreadsPerBlock, c, r.in, r.n, r.sum);
-        });
+        return;
     }
-
-    printTableHeader("costs taken apart: the same blocks, one piece at a time");
-    r.time("costs", "store", 0, bytes, [&] {
-        reduceBlock<Tail::Store>
-            <<<blocks, kThreadsPerBlock>>>(r.in, r.n, r.partials);
-    });
-    for (int c : clusters) {
-        if (c > maxCluster)
-            continue;
-        const int padded = roundUp(blocks, c);
-        r.time("costs", "cluster-store-" + std::to_string(c), 0, bytes, [&] {
-            launchInClusters(reduceClusterDsm<Tail::Store>, padded,
-                             kThreadsPerBlock, c, r.in, r.n, r.partials);
-        });
+    std::printf("\n%s\n%-26s %10s %10s %7s %10s %7s %9s\n", title.c_str(),
+                "mode", "atomics", "batch us", "spread", "cold us", "spread",
+                "cold GB/s");
+    for (Mode& m : modes) {
+        const course::TimingResult batch = course::timeKernel(
+            m.enqueue, course::TimingMode::Batch, r.l.timing, r.l.stream);
+        const course::TimingResult cold = course::timeKernel(
+            m.enqueue, course::TimingMode::Cold, r.l.timing, r.l.stream);
+        const std::string atomics =
+            m.atomics < 0 ? "n/a" : std::to_string(m.atomics);
+        std::printf("%-26s %10s %10.1f %6.1f%% %10.1f %6.1f%% %9.1f\n",
+                    m.name.c_str(), atomics.c_str(), 1000.0 * batch.median,
+                    100.0 * batch.spread(), 1000.0 * cold.median,
+                    100.0 * cold.spread(), course::gbps(m.bytes, cold.median));
+        for (const course::TimingResult* t : {&batch, &cold}) {
+            course::Row row = m.fields;
+            r.l.row(row.str("group", group)
+                        .str("mode", m.name)
+                        .integer("elements", static_cast<long long>(r.n))
+                        .integer("global_atomics", m.atomics)
+                        .timing(*t)
+                        .num("gbps", course::gbps(m.bytes, t->median)));
+        }
     }
-    r.time("costs", "atomics-only", blocks, 0.0,
-           [&] { atomicsOnly<<<blocks, 32>>>(r.n, r.sum); });
 }
 
-// The largest grid that every cluster size in `clusters` holds in a single
-// wave, rounded down to a multiple of the largest cluster: a cluster must
-// fit inside one GPC, so large clusters strand SMs and hold fewer blocks
-// than occupancy x SMs. Prints and records what the occupancy API said.
+// Lets `kernel` use as much dynamic shared memory as a block may have
+// (the H200 allows 227 KiB per block, 48 KiB without asking).
+template <typename... KernelArgs>
+void allowAllSharedMemory(const course::Lesson& l,
+                          void (*kernel)(KernelArgs...)) {
+    CUDA_CHECK(cudaFuncSetAttribute(
+        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        static_cast<int>(l.prop.sharedMemPerBlockOptin)));
+}
+
+// The largest cluster `kernel` can launch with here, using `smem` bytes of
+// dynamic shared memory, after opting in to the non-portable sizes.
+template <typename... KernelArgs>
+int maxClusterSize(void (*kernel)(KernelArgs...), size_t smem = 0) {
+    CUDA_CHECK(cudaFuncSetAttribute(
+        kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(kMaxNonPortableCluster);
+    cfg.blockDim = dim3(kThreadsPerBlock);
+    cfg.dynamicSmemBytes = smem;
+    int size = 0;
+    CUDA_CHECK(cudaOccupancyMaxPotentialClusterSize(&size, kernel, &cfg));
+    return size;
+}
+
+std::vector<int> clusterSizes(int maxCluster, int smallest = 1) {
+    std::vector<int> out;
+    for (int c : {1, 2, 4, kMaxPortableCluster, kMaxNonPortableCluster}) {
+        if (c >= smallest && c <= maxCluster) {
+            out.push_back(c);
+        }
+    }
+    return out;
+}
+
+// The largest grid that every cluster size in `clusters` holds in a
+// single wave, a multiple of the largest cluster: a cluster must fit
+// inside one GPC, so large clusters strand SMs. Records what the
+// occupancy API said.
 template <typename... KernelArgs>
 int oneWaveGrid(Run& r, void (*kernel)(KernelArgs...), const char* what,
-                const std::vector<int>& clusters) {
+                const std::vector<int>& clusters, size_t smem = 0) {
     int perSm = 0;
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &perSm, kernel, kThreadsPerBlock, 0));
-    int grid = r.prop.multiProcessorCount * perSm;
-    std::printf(
-        "\nco-resident clusters of the %s kernel "
-        "(cudaOccupancyMaxActiveClusters; %d blocks per SM alone):",
-        what, perSm);
+        &perSm, kernel, kThreadsPerBlock, smem));
+    int grid = r.l.prop.multiProcessorCount * perSm;
     for (int c : clusters) {
         cudaLaunchAttribute attr;
         attr.id = cudaLaunchAttributeClusterDimension;
-        attr.val.clusterDim.x = static_cast<unsigned int>(c);
-        attr.val.clusterDim.y = 1;
-        attr.val.clusterDim.z = 1;
+        attr.val.clusterDim = {static_cast<unsigned int>(c), 1, 1};
         cudaLaunchConfig_t cfg = {};
         cfg.gridDim = dim3(static_cast<unsigned int>(c));
         cfg.blockDim = dim3(kThreadsPerBlock);
+        cfg.dynamicSmemBytes = smem;
         cfg.attrs = &attr;
         cfg.numAttrs = 1;
         int active = 0;
         CUDA_CHECK(cudaOccupancyMaxActiveClusters(&active, kernel, &cfg));
-        std::printf(" %d x %d = %d blocks;", active, c, active * c);
-        r.report.row(course::Row()
-                         .str("group", "occupancy")
-                         .str("mode", std::string(what) +
-                                          "-max-active-clusters-" +
-                                          std::to_string(c))
-                         .integer("cluster_size", c)
-                         .integer("active_clusters", active)
-                         .integer("blocks", active * c));
-        if (active * c < grid)
-            grid = active * c;
+        r.l.row(course::Row()
+                    .str("group", "occupancy")
+                    .str("mode", std::string(what) + "-clusters-of-" +
+                                     std::to_string(c))
+                    .integer("blocks_per_sm", perSm)
+                    .integer("active_clusters", active)
+                    .integer("blocks", active * c));
+        grid = std::min(grid, active * c);
     }
-    std::printf("\n");
-    return (grid / kMaxNonPortableCluster) * kMaxNonPortableCluster;
+    const int largest = clusters.empty() ? 1 : clusters.back();
+    return std::max(largest, (grid / largest) * largest);
 }
 
-std::vector<int> clusterSizes(int maxCluster) {
-    std::vector<int> clusters = {1, 2, 4, kMaxPortableCluster};
-    if (maxCluster >= kMaxNonPortableCluster)
-        clusters.push_back(16);
-    return clusters;
-}
-
-void runPersistent(Run& r, int maxCluster) {
+void seedAndCosts(Run& r) {
     const double bytes = static_cast<double>(r.n) * sizeof(float);
-    const std::vector<int> clusters = clusterSizes(maxCluster);
+    const int blocks = r.seedBlocks;
+    const int maxCluster = maxClusterSize(reduceClusterDsm<Tail::Atomic>);
+    std::vector<Mode> seed, costs;
+    seed.push_back(
+        {"atomic", blocks, bytes, nullptr, [&r, blocks](cudaStream_t s) {
+             reduceBlock<Tail::Atomic>
+                 <<<blocks, kThreadsPerBlock, 0, s>>>(r.in, r.n, r.sum);
+         }});
+    costs.push_back({"store", 0, bytes, nullptr, [&r, blocks](cudaStream_t s) {
+                         reduceBlock<Tail::Store>
+                             <<<blocks, kThreadsPerBlock, 0, s>>>(r.in, r.n,
+                                                                  r.partials);
+                     }});
+    for (int c : clusterSizes(std::min(maxCluster, kMaxPortableCluster))) {
+        const int padded = roundUp(blocks, c);
+        const std::string cs = std::to_string(c);
+        seed.push_back({"dsm-" + cs, padded / c, bytes, nullptr,
+                        [&r, padded, c](cudaStream_t s) {
+                            launchCluster(reduceClusterDsm<Tail::Atomic>,
+                                          padded, c, r.in, r.n, r.sum, s);
+                        }});
+        costs.push_back({"cluster-launch-" + cs, 0, bytes, nullptr,
+                         [&r, padded, c](cudaStream_t s) {
+                             launchCluster(reduceBlock<Tail::Store>, padded, c,
+                                           r.in, r.n, r.partials, s);
+                         }});
+        costs.push_back({"cluster-store-" + cs, 0, bytes, nullptr,
+                         [&r, padded, c](cudaStream_t s) {
+                             launchCluster(reduceClusterDsm<Tail::Store>,
+                                           padded, c, r.in, r.n, r.partials, s);
+                         }});
+    }
+    costs.push_back(
+        {"atomics-only", blocks, 0.0, nullptr, [&r, blocks](cudaStream_t s) {
+             atomicsOnly<<<blocks, 32, 0, s>>>(r.n, r.sum);
+         }});
+    // How each is checked: the atomic tails by their sum, the stores by
+    // their partials (a cluster store writes one per cluster).
+    for (Mode& m : seed) {
+        m.check = [&r, &m] { return checkSum(r, m.name, m.enqueue); };
+    }
+    for (Mode& m : costs) {
+        int count = blocks;
+        if (m.name.rfind("cluster-store-", 0) == 0) {
+            const int c = std::stoi(m.name.substr(14));
+            count = roundUp(blocks, c) / c;
+        } else if (m.name.rfind("cluster-launch-", 0) == 0) {
+            count = roundUp(blocks, std::stoi(m.name.substr(15)));
+        }
+        m.check = m.atomics > 0
+                      ? std::function<bool()>(
+                            [&r, &m] { return checkSum(r, m.name, m.enqueue); })
+                      : [&r, &m, count] {
+                            return checkStored(r, m.name, count, m.enqueue);
+                        };
+    }
+    checkAndTime(r, "seed", "seed schedule: one block per 512 elements", seed);
+    checkAndTime(r, "costs",
+                 "costs taken apart: the same blocks, one piece at a time",
+                 costs);
+}
+
+void persistent(Run& r) {
+    const double bytes = static_cast<double>(r.n) * sizeof(float);
+    const std::vector<int> clusters =
+        clusterSizes(maxClusterSize(persistentReduce<true>));
     // One grid for every row, so the rows differ only in their tails.
     const int grid =
         oneWaveGrid(r, persistentReduce<true>, "persistent", clusters);
-
-    bool ok = r.checkAtomic("persistent-atomic", [&] {
-        persistentReduce<false><<<grid, kThreadsPerBlock>>>(r.in, r.n, r.sum);
-    });
+    std::vector<Mode> modes;
+    modes.push_back(
+        {"persistent-atomic", grid, bytes, nullptr, [&r, grid](cudaStream_t s) {
+             persistentReduce<false>
+                 <<<grid, kThreadsPerBlock, 0, s>>>(r.in, r.n, r.sum);
+         }});
     for (int c : clusters) {
-        ok &= r.checkAtomic("persistent-dsm-" + std::to_string(c), [&] {
-            launchInClusters(persistentReduce<true>, grid, kThreadsPerBlock, c,
-                             r.in, r.n, r.sum);
-        });
+        modes.push_back({"persistent-dsm-" + std::to_string(c), grid / c, bytes,
+                         nullptr, [&r, grid, c](cudaStream_t s) {
+                             launchCluster(persistentReduce<true>, grid, c,
+                                           r.in, r.n, r.sum, s);
+                         }});
     }
-    if (!ok)
-        return;
-
-    char title[160];
-    std::snprintf(title, sizeof title,
-                  "persistent schedule: %d blocks, one wave for every "
-                  "cluster size (see the limits above)",
-                  grid);
-    printTableHeader(title);
-    r.time("persistent", "persistent-atomic", grid, bytes, [&] {
-        persistentReduce<false><<<grid, kThreadsPerBlock>>>(r.in, r.n, r.sum);
-    });
-    for (int c : clusters) {
-        r.time("persistent", "persistent-dsm-" + std::to_string(c), grid / c,
-               bytes, [&] {
-                   launchInClusters(persistentReduce<true>, grid,
-                                    kThreadsPerBlock, c, r.in, r.n, r.sum);
-               });
+    for (Mode& m : modes) {
+        m.check = [&r, &m] { return checkSum(r, m.name, m.enqueue); };
     }
-    if (maxCluster < kMaxNonPortableCluster) {
-        std::printf("persistent-dsm-16     skipped: this GPU's maximum is %d\n",
-                    maxCluster);
-    }
+    checkAndTime(r, "persistent",
+                 "persistent schedule: " + std::to_string(grid) +
+                     " blocks, one wave for every cluster size",
+                 modes);
 }
 
 // A 32-bit hash to floats in [0, 1): random-looking, reproducible, and
@@ -904,182 +895,225 @@ __host__ __device__ inline float hashUnit(uint32_t x) {
     return static_cast<float>(x >> 8) * (1.0f / 16777216.0f);
 }
 
+// Launch assumption: one thread per element.
 __global__ void fillRandom(float* out, size_t n) {
     const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-    if (i < n)
-        out[i] = hashUnit(static_cast<uint32_t>(i) * 2654435761u + 12345u);
-}
-
-// Keys for the histogram: the same hash as the stencil's data, as bins.
-__global__ void fillKeys(unsigned int* keys, size_t n) {
-    const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
     if (i < n) {
-        keys[i] = static_cast<unsigned int>(
-                      hashUnit(static_cast<uint32_t>(i) * 2654435761u + 777u) *
-                      kBins) %
-                  kBins;
+        out[i] = hashUnit(static_cast<uint32_t>(i) * 2654435761u + 12345u);
     }
 }
 
-void runHistogram(Run& r) {
+// Histogram keys below `bins`: uniform, or (skewed) kHotFraction of them
+// in kHotBins evenly spaced bins. Launch assumption: one thread per key.
+__global__ void fillKeys(unsigned int* keys, size_t n, unsigned int bins,
+                         bool skewed) {
+    const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+    if (i >= n) {
+        return;
+    }
+    const uint32_t h = static_cast<uint32_t>(i) * 2654435761u;
+    const unsigned int uniform =
+        static_cast<unsigned int>(hashUnit(h + 777u) * bins) % bins;
+    const unsigned int hot =
+        static_cast<unsigned int>(hashUnit(h + 999u) * kHotBins) % kHotBins *
+        (bins / kHotBins);
+    keys[i] = (skewed && hashUnit(h + 555u) < kHotFraction) ? hot : uniform;
+}
+
+// The histogram at one bin count and key distribution: every way this
+// lesson knows, and CUB's, checked bin by bin and timed.
+void histogramCase(Run& r, unsigned int bins, bool skewed, void* cubTemp,
+                   size_t cubBytes) {
     const size_t n = r.n;
-    // Opts the kernel in to clusters of 16 and asks whether it may use them.
-    const std::vector<int> clusters =
-        clusterSizes(maxClusterSize(histogram<true>, kThreadsPerBlock));
+    const char* dist = skewed ? "skewed" : "uniform";
     unsigned int* keys = nullptr;
-    unsigned int* bins = nullptr;
+    unsigned int* out = nullptr;
     CUDA_CHECK(cudaMalloc(&keys, n * sizeof(unsigned int)));
-    CUDA_CHECK(cudaMalloc(&bins, kBins * sizeof(unsigned int)));
-    fillKeys<<<static_cast<unsigned int>((n + 255) / 256), 256>>>(keys, n);
-    CUDA_CHECK(cudaGetLastError());
-    std::vector<unsigned int> h(n);
-    CUDA_CHECK(cudaMemcpy(h.data(), keys, n * sizeof(unsigned int),
-                          cudaMemcpyDeviceToHost));
-    std::vector<unsigned int> want(kBins, 0);
-    for (unsigned int k : h)
-        ++want[k];
+    CUDA_CHECK(cudaMalloc(&out, bins * sizeof(unsigned int)));
+    fillKeys<<<static_cast<unsigned int>((n + 255) / 256), 256, 0,
+               r.l.stream>>>(keys, n, bins, skewed);
+    std::vector<double> want(bins, 0.0);
+    for (unsigned int k : course::toHost(keys, n)) {
+        want[k] += 1.0;
+    }
+    const size_t smemOptin = r.l.prop.sharedMemPerBlockOptin;
+    const size_t privateBytes = bins * sizeof(unsigned int);
+    const double bytes = static_cast<double>(n) * sizeof(unsigned int);
 
-    const int grid = oneWaveGrid(r, histogram<true>, "histogram", clusters);
-
-    // Exact: every bin's count, compared with the host's.
-    auto check = [&](const std::string& mode, auto launch) {
-        CUDA_CHECK(cudaMemset(bins, 0, kBins * sizeof(unsigned int)));
-        launch();
-        CUDA_CHECK(cudaGetLastError());
-        CUDA_CHECK(cudaDeviceSynchronize());
-        std::vector<unsigned int> got(kBins);
-        CUDA_CHECK(cudaMemcpy(got.data(), bins, kBins * sizeof(unsigned int),
-                              cudaMemcpyDeviceToHost));
-        int bad = 0, first = -1;
-        for (int k = 0; k < kBins; ++k) {
-            if (got[k] != want[k] && bad++ == 0)
-                first = k;
-        }
-        char detail[200];
-        if (bad == 0) {
-            std::snprintf(detail, sizeof detail, "all %d bins exact", kBins);
-        } else {
-            std::snprintf(detail, sizeof detail,
-                          "%d wrong bins; first is bin %d: got %u, want %u",
-                          bad, first, got[first], want[first]);
-            std::fprintf(stderr, "%s: %s\n", mode.c_str(), detail);
-        }
-        r.report.check(mode, bad == 0, detail);
-        return bad == 0;
+    std::vector<Mode> modes;
+    auto add = [&](const std::string& name, long long atomics,
+                   std::function<void(cudaStream_t)> work) {
+        // Every row computes the whole histogram from zero, as a user
+        // would: the reset is part of the work (CUB does its own).
+        Enqueue e = [out, bins, work](cudaStream_t s) {
+            CUDA_CHECK(cudaMemsetAsync(out, 0, bins * sizeof(unsigned int), s));
+            work(s);
+        };
+        modes.push_back(
+            {name, atomics, bytes, nullptr, e,
+             course::Row().integer("bins", bins).str("keys", dist)});
     };
-    bool ok = check("histogram-atomic", [&] {
-        histogram<false><<<grid, kThreadsPerBlock>>>(keys, n, bins);
-    });
-    for (int c : clusters) {
-        ok &= check("histogram-dsm-" + std::to_string(c), [&] {
-            launchInClusters(histogram<true>, grid, kThreadsPerBlock, c,
-                             static_cast<const unsigned int*>(keys), n, bins);
+    {
+        const int grid =
+            oneWaveGrid(r, histogramGlobal, "histogram-global", {});
+        add("global", static_cast<long long>(n), [=](cudaStream_t s) {
+            histogramGlobal<<<grid, kThreadsPerBlock, 0, s>>>(keys, n, bins,
+                                                              out);
         });
     }
-    if (ok) {
-        char title[200];
-        std::snprintf(title, sizeof title,
-                      "histogram of %zu keys into %d bins: %d blocks, one "
-                      "wave for every cluster size",
-                      n, kBins, grid);
-        const double bytes = static_cast<double>(n) * sizeof(unsigned int);
-        printTableHeader(title);
-        r.time("histogram", "histogram-atomic", static_cast<long>(grid) * kBins,
-               bytes, [&] {
-                   histogram<false><<<grid, kThreadsPerBlock>>>(keys, n, bins);
-               });
+    if (privateBytes <= smemOptin) {
+        const int grid = oneWaveGrid(r, histogramPrivate<false>,
+                                     "histogram-private", {}, privateBytes);
+        add("private", static_cast<long long>(grid) * bins,
+            [=](cudaStream_t s) {
+                histogramPrivate<false>
+                    <<<grid, kThreadsPerBlock, privateBytes, s>>>(keys, n, bins,
+                                                                  out);
+            });
+        const std::vector<int> clusters =
+            clusterSizes(maxClusterSize(histogramPrivate<true>, privateBytes));
+        const int cgrid =
+            oneWaveGrid(r, histogramPrivate<true>, "histogram-private-dsm",
+                        clusters, privateBytes);
         for (int c : clusters) {
-            r.time("histogram", "histogram-dsm-" + std::to_string(c),
-                   static_cast<long>(grid) * kBins / c, bytes, [&] {
-                       launchInClusters(
-                           histogram<true>, grid, kThreadsPerBlock, c,
-                           static_cast<const unsigned int*>(keys), n, bins);
-                   });
+            add("private-dsm-" + std::to_string(c),
+                static_cast<long long>(cgrid / c) * bins, [=](cudaStream_t s) {
+                    course::LaunchAttrs a;
+                    a.clusterX = static_cast<unsigned int>(c);
+                    a.sharedBytes = privateBytes;
+                    course::launch(histogramPrivate<true>, cgrid,
+                                   kThreadsPerBlock, s, a, keys, n, bins, out);
+                });
         }
     }
+    for (int c : clusterSizes(kMaxNonPortableCluster, 2)) {
+        const size_t slice = privateBytes / c;
+        if (slice > smemOptin ||
+            maxClusterSize(histogramDistributed, slice) < c) {
+            continue;
+        }
+        const int grid = oneWaveGrid(r, histogramDistributed,
+                                     "histogram-distributed", {c}, slice);
+        add("distributed-" + std::to_string(c),
+            static_cast<long long>(grid / c) * bins, [=](cudaStream_t s) {
+                course::LaunchAttrs a;
+                a.clusterX = static_cast<unsigned int>(c);
+                a.sharedBytes = slice;
+                course::launch(histogramDistributed, grid, kThreadsPerBlock, s,
+                               a, keys, n, bins, out);
+            });
+    }
+    // snippet: cub-histogram
+    // What a user would call instead: CUB's even-width histogram, bins
+    // [k, k + 1) for k = 0 .. bins - 1. It zeroes the counters itself.
+    modes.push_back({"cub", -1, bytes, nullptr,
+                     [=](cudaStream_t s) {
+                         size_t temp = cubBytes;
+                         CUDA_CHECK(cub::DeviceHistogram::HistogramEven(
+                             cubTemp, temp, keys, out,
+                             static_cast<int>(bins) + 1, 0u, bins,
+                             static_cast<int64_t>(n), s));
+                     },
+                     course::Row().integer("bins", bins).str("keys", dist)});
+    // end snippet
+    for (Mode& m : modes) {
+        m.check = [&r, &m, out, bins, dist, &want] {
+            course::poison(out, bins, r.l.stream);
+            m.enqueue(r.l.stream);
+            const course::Mismatch bad = course::compareAll(
+                course::toHost(out, bins), [&](size_t k) { return want[k]; },
+                [](double g, double w) { return g == w; });
+            return r.l.check(
+                "histogram " + m.name + " " + std::to_string(bins) + " bins " +
+                    dist,
+                bad.count == 0,
+                bad.count == 0 ? "every bin exact" : bad.describe("bins"));
+        };
+    }
+    char title[160];
+    std::snprintf(title, sizeof title, "histogram of %zu %s keys into %u bins",
+                  n, dist, bins);
+    checkAndTime(r, "histogram", title, modes);
     CUDA_CHECK(cudaFree(keys));
-    CUDA_CHECK(cudaFree(bins));
+    CUDA_CHECK(cudaFree(out));
 }
 
-void runStencil(Run& r) {
+void histograms(Run& r) {
+    size_t cubBytes = 0;
+    for (unsigned int bins : kBinCounts) {
+        size_t bytes = 0;
+        CUDA_CHECK(cub::DeviceHistogram::HistogramEven(
+            nullptr, bytes, static_cast<const unsigned int*>(nullptr),
+            static_cast<unsigned int*>(nullptr), static_cast<int>(bins) + 1, 0u,
+            bins, static_cast<int64_t>(r.n)));
+        cubBytes = std::max(cubBytes, bytes);
+    }
+    void* cubTemp = nullptr;
+    CUDA_CHECK(cudaMalloc(&cubTemp, cubBytes));
+    allowAllSharedMemory(r.l, histogramPrivate<false>);
+    allowAllSharedMemory(r.l, histogramPrivate<true>);
+    allowAllSharedMemory(r.l, histogramDistributed);
+    for (unsigned int bins : kBinCounts) {
+        for (bool skewed : {false, true}) {
+            histogramCase(r, bins, skewed, cubTemp, cubBytes);
+        }
+    }
+    CUDA_CHECK(cudaFree(cubTemp));
+}
+
+void stencil(Run& r) {
     const size_t n = r.n;
     float* in = nullptr;
     float* out = nullptr;
     CUDA_CHECK(cudaMalloc(&in, n * sizeof(float)));
     CUDA_CHECK(cudaMalloc(&out, n * sizeof(float)));
-    fillRandom<<<static_cast<unsigned int>((n + 255) / 256), 256>>>(in, n);
-    CUDA_CHECK(cudaGetLastError());
-
-    std::vector<float> h(n);
-    CUDA_CHECK(
-        cudaMemcpy(h.data(), in, n * sizeof(float), cudaMemcpyDeviceToHost));
+    fillRandom<<<static_cast<unsigned int>((n + 255) / 256), 256, 0,
+                 r.l.stream>>>(in, n);
+    const std::vector<float> h = course::toHost(in, n);
     const int blocks =
         roundUp(static_cast<int>((n + kThreadsPerBlock - 1) / kThreadsPerBlock),
                 kStencilCluster);
-
     // Checked against float64: |error| under 1e-6 covers float rounding of
     // three products of values in [0, 1) (each term's error is under
     // 2^-24, about 6e-8), with a wide margin, and nothing wider.
     const double tol = 1e-6;
-    auto check = [&](const std::string& mode, auto launch) {
-        CUDA_CHECK(cudaMemset(out, 0xff, n * sizeof(float)));  // NaN poison
-        launch();
-        CUDA_CHECK(cudaGetLastError());
-        CUDA_CHECK(cudaDeviceSynchronize());
-        std::vector<float> got(n);
-        CUDA_CHECK(cudaMemcpy(got.data(), out, n * sizeof(float),
-                              cudaMemcpyDeviceToHost));
-        size_t bad = 0, firstBad = 0;
-        double firstWant = 0.0;
-        for (size_t i = 0; i < n; ++i) {
-            const double l = i > 0 ? h[i - 1] : 0.0;
-            const double rr = i + 1 < n ? h[i + 1] : 0.0;
-            const double want = 0.25 * l + 0.5 * h[i] + 0.25 * rr;
-            if (!(std::fabs(got[i] - want) <= tol)) {
-                if (bad++ == 0) {
-                    firstBad = i;
-                    firstWant = want;
-                }
-            }
-        }
-        char detail[200];
-        if (bad == 0) {
-            std::snprintf(detail, sizeof detail,
-                          "all %zu outputs within %.0e of float64", n, tol);
-        } else {
-            std::snprintf(
-                detail, sizeof detail,
-                "%zu wrong outputs; first at %zu: got %.9g, want %.9g", bad,
-                firstBad, got[firstBad], firstWant);
-            std::fprintf(stderr, "%s: %s\n", mode.c_str(), detail);
-        }
-        r.report.check(mode, bad == 0, detail);
-        return bad == 0;
-    };
-    bool ok = check("stencil-global", [&] {
-        stencilGlobal<<<blocks, kThreadsPerBlock>>>(in, n, out);
-    });
-    ok &= check("stencil-dsm", [&] {
-        launchInClusters(stencilDsm, blocks, kThreadsPerBlock, kStencilCluster,
-                         static_cast<const float*>(in), n, out);
-    });
-    if (ok) {
-        const double bytes = 2.0 * n * sizeof(float);  // read in, write out
-        printTableHeader("1-D stencil, 3 points, clusters of 4 for DSMEM");
-        r.time("stencil", "stencil-global", 0, bytes, [&] {
-            stencilGlobal<<<blocks, kThreadsPerBlock>>>(in, n, out);
-        });
-        r.time("stencil", "stencil-dsm", 0, bytes, [&] {
-            launchInClusters(stencilDsm, blocks, kThreadsPerBlock,
-                             kStencilCluster, static_cast<const float*>(in), n,
-                             out);
-        });
+    const double bytes = 2.0 * n * sizeof(float);  // read in, write out
+    std::vector<Mode> modes = {
+        {"stencil-global", 0, bytes, nullptr,
+         [=](cudaStream_t s) {
+             stencilGlobal<<<blocks, kThreadsPerBlock, 0, s>>>(in, n, out);
+         }},
+        {"stencil-dsm", 0, bytes, nullptr, [=](cudaStream_t s) {
+             course::LaunchAttrs a;
+             a.clusterX = kStencilCluster;
+             course::launch(stencilDsm, blocks, kThreadsPerBlock, s, a,
+                            static_cast<const float*>(in), n, out);
+         }}};
+    for (Mode& m : modes) {
+        m.check = [&r, &m, &h, out, n, tol] {
+            course::poison(out, n, r.l.stream);
+            m.enqueue(r.l.stream);
+            const course::Mismatch bad = course::compareAll(
+                course::toHost(out, n),
+                [&](size_t i) {
+                    const double left = i > 0 ? h[i - 1] : 0.0;
+                    const double right = i + 1 < n ? h[i + 1] : 0.0;
+                    return 0.25 * left + 0.5 * h[i] + 0.25 * right;
+                },
+                [tol](double g, double w) { return std::fabs(g - w) <= tol; });
+            return r.l.check(m.name, bad.count == 0,
+                             bad.count == 0
+                                 ? "every output within 1e-6 of float64"
+                                 : bad.describe("outputs"));
+        };
     }
+    checkAndTime(r, "stencil", "1-D stencil, 3 points, clusters of 4 for DSMEM",
+                 modes);
     CUDA_CHECK(cudaFree(in));
     CUDA_CHECK(cudaFree(out));
 }
 
-void runLatency(Run& r) {
+void latency(Run& r) {
     unsigned int* links = nullptr;
     unsigned long long* out = nullptr;
     std::vector<unsigned int> h(kChaseLinks);
@@ -1093,216 +1127,217 @@ void runLatency(Run& r) {
     const unsigned long long wantIndex =
         (static_cast<unsigned long long>(kChaseSteps) * kChaseStride) %
         kChaseLinks;
+    course::LaunchAttrs pair;
+    pair.clusterX = 2;
 
     std::printf(
         "\nlatency: one thread, %d dependent 4-byte loads, clock64()\n"
         "%-22s %12s %12s %12s\n",
         kChaseSteps, "path", "median cyc", "min cyc", "max cyc");
-    struct Path {
-        const char* name;
-        void (*kernel)(const unsigned int*, unsigned long long*);
-    };
-    const Path paths[] = {
-        {"chase-local-smem", latencyChase<Chase::LocalShared>},
-        {"chase-dsmem-mapped", latencyChase<Chase::RemoteMapped>},
-        {"chase-dsmem-ptx", latencyChase<Chase::RemotePtx>},
-        {"chase-l2", latencyChase<Chase::GlobalL2>},
-    };
-    const int trials = r.args.quick ? 3 : 15;
-    for (const Path& p : paths) {
+    const std::pair<const char*,
+                    void (*)(const unsigned int*, unsigned long long*)>
+        paths[] = {{"chase-local-smem", latencyChase<Chase::LocalShared>},
+                   {"chase-dsmem-mapped", latencyChase<Chase::RemoteMapped>},
+                   {"chase-dsmem-ptx", latencyChase<Chase::RemotePtx>},
+                   {"chase-l2", latencyChase<Chase::GlobalL2>}};
+    const int trials = r.l.args.quick ? 3 : 15;
+    for (const auto& [name, kernel] : paths) {
         std::vector<double> cyc;
         bool ok = true;
-        // The first trial is a warm-up (module load, L2 fill) and is
-        // checked but not kept.
-        for (int t = 0; t <= trials; ++t) {
-            CUDA_CHECK(cudaMemset(out, 0, 2 * sizeof(unsigned long long)));
-            launchInClusters(p.kernel, 2, 32, 2,
-                             static_cast<const unsigned int*>(links), out);
-            CUDA_CHECK(cudaDeviceSynchronize());
-            unsigned long long h2[2];
-            CUDA_CHECK(cudaMemcpy(h2, out, sizeof h2, cudaMemcpyDeviceToHost));
-            if (h2[1] != wantIndex) {
-                ok = false;
-                std::fprintf(stderr,
-                             "%s: chase ended at link %llu, want %llu\n",
-                             p.name, h2[1], wantIndex);
-                break;
+        // The first trial is a warm-up (module load, L2 fill): checked,
+        // not kept.
+        for (int t = 0; t <= trials && ok; ++t) {
+            course::launch(kernel, 2, 32, r.l.stream, pair,
+                           static_cast<const unsigned int*>(links), out);
+            const std::vector<unsigned long long> got = course::toHost(out, 2);
+            ok = got[1] == wantIndex;
+            if (t > 0) {
+                cyc.push_back(static_cast<double>(got[0]) / kChaseSteps);
             }
-            if (t > 0)
-                cyc.push_back(static_cast<double>(h2[0]) / kChaseSteps);
         }
-        r.report.check(p.name, ok,
-                       ok ? "chase ended at the predicted link"
-                          : "chase ended at the wrong link");
-        if (!ok)
+        r.l.check(name, ok,
+                  ok ? "chase ended at the predicted link"
+                     : "chase ended at the wrong link");
+        if (!ok) {
             continue;
-        // summarize() treats the values as milliseconds; here they are
-        // cycles per load, and the JSON names them so.
+        }
+        // summarize() works on any positive samples; here they are cycles
+        // per load, and the JSON names them so.
         const course::TimingResult s =
             course::summarize(cyc, course::TimingMode::Batch);
-        std::printf("%-22s %12.1f %12.1f %12.1f\n", p.name, s.median_ms,
-                    s.min_ms, s.max_ms);
-        r.report.row(course::Row()
-                         .str("group", "latency")
-                         .str("mode", p.name)
-                         .integer("samples", s.samples)
-                         .num("median_cycles", s.median_ms)
-                         .num("min_cycles", s.min_ms)
-                         .num("max_cycles", s.max_ms));
+        std::printf("%-22s %12.1f %12.1f %12.1f\n", name, s.median, s.min,
+                    s.max);
+        r.l.row(course::Row()
+                    .str("group", "latency")
+                    .str("mode", name)
+                    .integer("samples", static_cast<long long>(cyc.size()))
+                    .num("median_cycles", s.median)
+                    .num("min_cycles", s.min)
+                    .num("max_cycles", s.max)
+                    .nums("samples_cycles", cyc));
     }
 
-    // Bandwidth: two blocks per SM, in clusters of 2.
-    const int blocks = roundUp(2 * r.prop.multiProcessorCount, 2);
+    // Bandwidth: two blocks per SM, in clusters of 2; each float4 slot k
+    // holds four copies of k % 4, read `reps` times.
+    const int blocks = roundUp(2 * r.l.prop.multiProcessorCount, 2);
+    const int reps = r.l.args.quick ? 1 : kBwReps;
     float* sums = nullptr;
     CUDA_CHECK(cudaMalloc(&sums, sizeof(float) * blocks));
-    // Each float4 slot k holds four copies of k % 4; a block reads the
-    // whole buffer `reps` times.
     double perPass = 0.0;
-    for (int k = 0; k < kBwFloats / 4; ++k)
+    for (int k = 0; k < kBwFloats / 4; ++k) {
         perPass += 4.0 * (k % 4);
-    const int reps = r.args.quick ? 1 : kBwReps;
-    const double want = perPass * reps;
+    }
     const double bytes =
         static_cast<double>(blocks) * reps * kBwFloats * sizeof(float);
-    std::printf(
-        "\nshared-memory read bandwidth: %d blocks in clusters of 2, "
-        "each reading 32 KiB %d times\n%-22s %12s %12s %10s\n",
-        blocks, reps, "path", "median ms", "spread", "GB/s");
-    struct Bw {
-        const char* name;
-        void (*kernel)(float*, int);
-    };
-    const Bw bws[] = {{"dsm-bandwidth-local", sharedBandwidth<false>},
-                      {"dsm-bandwidth-remote", sharedBandwidth<true>}};
-    for (const Bw& b : bws) {
-        CUDA_CHECK(cudaMemset(sums, 0, sizeof(float) * blocks));
-        launchInClusters(b.kernel, blocks, kThreadsPerBlock, 2, sums, reps);
-        CUDA_CHECK(cudaDeviceSynchronize());
-        std::vector<float> hs(static_cast<size_t>(blocks));
-        CUDA_CHECK(cudaMemcpy(hs.data(), sums, sizeof(float) * blocks,
-                              cudaMemcpyDeviceToHost));
-        int bad = 0;
-        for (float v : hs)
-            bad += (static_cast<double>(v) != want);
-        r.report.check(b.name, bad == 0,
-                       bad == 0 ? "every block's sum exact"
-                                : std::to_string(bad) + " blocks summed wrong");
-        if (bad != 0) {
-            std::fprintf(stderr, "%s: %d blocks summed wrong\n", b.name, bad);
-            continue;
-        }
-        const course::TimingResult t = course::timeKernel(
-            [&] {
-                launchInClusters(b.kernel, blocks, kThreadsPerBlock, 2, sums,
-                                 reps);
-            },
-            course::TimingMode::Batch, r.timing);
-        std::printf("%-22s %12.4f %11.1f%% %10.1f\n", b.name, t.median_ms,
-                    100.0 * t.iqr_half_rel, course::gbps(bytes, t.median_ms));
-        r.report.row(course::Row()
-                         .str("group", "latency")
-                         .str("mode", b.name)
-                         .timing(t)
-                         .num("gbps", course::gbps(bytes, t.median_ms)));
+    std::vector<Mode> modes;
+    for (bool remote : {false, true}) {
+        const std::string name =
+            remote ? "dsm-bandwidth-remote" : "dsm-bandwidth-local";
+        auto kernel = remote ? sharedBandwidth<true> : sharedBandwidth<false>;
+        modes.push_back({name, 0, bytes, nullptr, [=](cudaStream_t s) {
+                             course::launch(kernel, blocks, kThreadsPerBlock, s,
+                                            pair, sums, reps);
+                         }});
     }
+    for (Mode& m : modes) {
+        m.check = [&r, &m, sums, blocks, want = perPass * reps] {
+            m.enqueue(r.l.stream);
+            const course::Mismatch bad = course::compareAll(
+                course::toHost(sums, blocks), [want](size_t) { return want; },
+                [](double g, double w) { return g == w; });
+            return r.l.check(m.name, bad.count == 0,
+                             bad.count == 0 ? "every block's sum exact"
+                                            : bad.describe("block sums"));
+        };
+    }
+    checkAndTime(r, "latency",
+                 "shared-memory read bandwidth: " + std::to_string(blocks) +
+                     " blocks in clusters of 2, each reading 32 KiB " +
+                     std::to_string(reps) + " times",
+                 modes);
     CUDA_CHECK(cudaFree(sums));
     CUDA_CHECK(cudaFree(links));
     CUDA_CHECK(cudaFree(out));
 }
 
+#ifdef COURSE_TIMELINE
+// When each block of the seed schedule started and ended: plainly, in
+// clusters of 1 and 2, and the store rows that separate the cluster
+// launch from its barriers.
+void timelines(Run& r) {
+    course::timeline::Recorder rec(static_cast<unsigned int>(r.seedBlocks) +
+                                   64u);
+    const int blocks = r.seedBlocks;
+    const std::pair<const char*, Enqueue> runs[] = {
+        {"atomic",
+         [&](cudaStream_t s) {
+             reduceBlock<Tail::Atomic>
+                 <<<blocks, kThreadsPerBlock, 0, s>>>(r.in, r.n, r.sum);
+         }},
+        {"dsm-1",
+         [&](cudaStream_t s) {
+             launchCluster(reduceClusterDsm<Tail::Atomic>, blocks, 1, r.in, r.n,
+                           r.sum, s);
+         }},
+        {"dsm-2",
+         [&](cudaStream_t s) {
+             launchCluster(reduceClusterDsm<Tail::Atomic>, roundUp(blocks, 2),
+                           2, r.in, r.n, r.sum, s);
+         }},
+        {"store",
+         [&](cudaStream_t s) {
+             reduceBlock<Tail::Store>
+                 <<<blocks, kThreadsPerBlock, 0, s>>>(r.in, r.n, r.partials);
+         }},
+        {"cluster-launch-1", [&](cudaStream_t s) {
+             launchCluster(reduceBlock<Tail::Store>, blocks, 1, r.in, r.n,
+                           r.partials, s);
+         }}};
+    for (const auto& [name, enqueue] : runs) {
+        enqueue(r.l.stream);  // warm
+        rec.reset();
+        enqueue(r.l.stream);
+        const auto grids = rec.read();
+        unsigned long long t0 = ~0ull, t1 = 0;
+        for (const auto& b : grids.at(0)) {
+            t0 = std::min(t0, b.start);
+            t1 = std::max(t1, b.end);
+        }
+        r.l.row(course::timeline::summarize(grids.at(0), name, t0, t1)
+                    .str("schedule", name)
+                    .integer("elements", static_cast<long long>(r.n)));
+        std::printf("timeline %s: %zu blocks\n", name, grids.at(0).size());
+    }
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
-    const char* kName = "day77_cluster_reduction";
-    const course::Args args = course::Args::parse(
-        kName, argc, argv,
-        "--only takes a group: seed-and-costs, persistent, histogram, "
-        "stencil, latency\n");
-    const char* groups[] = {"seed-and-costs", "persistent", "histogram",
-                            "stencil", "latency"};
-    if (!args.only.empty() &&
-        std::none_of(std::begin(groups), std::end(groups),
-                     [&](const char* g) { return args.only == g; })) {
-        args.usage(("--only does not know '" + args.only + "'").c_str(),
-                   "groups: seed-and-costs, persistent, histogram, stencil, "
-                   "latency\n");
-    }
-    const cudaDeviceProp prop = course::requireGpu(kName, {9, 0, true});
-
-    course::Report report(kName);
-    report.gpu(prop);
-    Run r{args, report, prop};
-    r.n = args.size ? args.size : kDefaultElems;
-    r.timing = args.timing();
+    course::Lesson l = course::begin(
+        argc, argv,
+        {"day77_cluster_reduction",
+         9,
+         0,
+         true,
+         {"seed-and-costs", "persistent", "histogram", "stencil", "latency"},
+         // the ones, the histogram's keys, the stencil's input and output
+         16.0,
+         "Reduces ones, builds histograms and runs a stencil with and without "
+         "thread block clusters. --size N (under 2^24, so sums stay exact) "
+         "sets the element count of every group."});
+    Run r{l};
+    r.n = l.args.size ? l.args.size : kDefaultElems;
     if (r.n >= (1ull << 24)) {
-        std::fprintf(stderr,
-                     "%s: --size must be under 2^24 = 16777216: above it a "
-                     "float cannot hold every running total exactly and the "
-                     "exact check would be meaningless\n",
-                     kName);
-        return course::kExitUsage;
+        course::usage(l.spec,
+                      "--size must be under 2^24 = 16777216: above it a "
+                      "float cannot hold every running total exactly");
     }
     r.seedBlocks =
         static_cast<int>((r.n + kElemsPerBlock - 1) / kElemsPerBlock);
-
-    const int maxSeed =
-        maxClusterSize(reduceClusterDsm<Tail::Atomic>, kThreadsPerBlock);
-    const int maxPersistent =
-        maxClusterSize(persistentReduce<true>, kThreadsPerBlock);
-    std::printf("GPU: %s (compute capability %d.%d), %d SMs, %d MiB L2\n",
-                prop.name, prop.major, prop.minor, prop.multiProcessorCount,
-                prop.l2CacheSize >> 20);
-    std::printf(
-        "largest cluster (cudaOccupancyMaxPotentialClusterSize, "
-        "non-portable sizes allowed): seed kernel %d, persistent "
-        "kernel %d\n",
-        maxSeed, maxPersistent);
+    l.setting(course::Row()
+                  .integer("elements", static_cast<long long>(r.n))
+                  .integer("threads_per_block", kThreadsPerBlock)
+                  .integer("samples", l.timing.samples)
+                  .integer("batch", l.timing.batch));
     std::printf("%zu elements (%.1f MiB), all 1.0f; %d seed blocks\n", r.n,
-                r.n * 4.0 / (1024.0 * 1024.0), r.seedBlocks);
+                r.n * 4.0 / 1048576.0, r.seedBlocks);
 #ifdef DAY77_DROP_TRAILING_CLUSTER_SYNC
     std::printf(
         "BUILT WITH DAY77_DROP_TRAILING_CLUSTER_SYNC: the trailing "
         "cluster.sync() calls are removed; expect a fault\n");
 #endif
-    report.setting(course::Row()
-                       .integer("elements", static_cast<long long>(r.n))
-                       .integer("threads_per_block", kThreadsPerBlock)
-                       .integer("max_cluster_seed", maxSeed)
-                       .integer("max_cluster_persistent", maxPersistent)
-                       .integer("samples", r.timing.samples)
-                       .integer("batch", r.timing.batch));
-
     CUDA_CHECK(cudaMalloc(&r.in, r.n * sizeof(float)));
     CUDA_CHECK(cudaMalloc(&r.sum, sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&r.partials, sizeof(float) * r.seedBlocks));
-    {
-        const std::vector<float> ones(r.n, 1.0f);
-        CUDA_CHECK(cudaMemcpy(r.in, ones.data(), r.n * sizeof(float),
-                              cudaMemcpyHostToDevice));
-    }
+    // One per block of the largest padded cluster grid (the cluster-launch
+    // rows store one partial per block, padding included).
+    CUDA_CHECK(cudaMalloc(
+        &r.partials,
+        sizeof(float) * roundUp(r.seedBlocks, kMaxNonPortableCluster)));
+    const std::vector<float> ones(r.n, 1.0f);
+    CUDA_CHECK(cudaMemcpy(r.in, ones.data(), r.n * sizeof(float),
+                          cudaMemcpyHostToDevice));
 
-    if (args.wants("seed-and-costs"))
-        runSeedAndCosts(r, maxSeed);
-    if (args.wants("persistent"))
-        runPersistent(r, maxPersistent);
-    if (args.wants("histogram"))
-        runHistogram(r);
-    if (args.wants("stencil"))
-        runStencil(r);
-    if (args.wants("latency"))
-        runLatency(r);
+#ifdef COURSE_TIMELINE
+    timelines(r);
+    const bool timed = false;  // the timeline build records, never times
+#else
+    const bool timed = true;
+#endif
+    const std::pair<const char*, void (*)(Run&)> groups[] = {
+        {"seed-and-costs", seedAndCosts},
+        {"persistent", persistent},
+        {"histogram", histograms},
+        {"stencil", stencil},
+        {"latency", latency}};
+    for (const auto& [name, run] : groups) {
+        if (timed && l.wants(name)) {
+            run(r);
+        }
+    }
 
     CUDA_CHECK(cudaFree(r.in));
     CUDA_CHECK(cudaFree(r.sum));
     CUDA_CHECK(cudaFree(r.partials));
-
-    if (!report.write(args.json))
-        return course::kExitFailed;
-    if (report.failures() != 0) {
-        std::fprintf(stderr, "%s: %d check(s) failed\n", kName,
-                     report.failures());
-        return course::kExitFailed;
-    }
-    std::printf("\nall %s checks passed\n", kName);
-    return course::kExitOk;
+    return l.finish();
 }
