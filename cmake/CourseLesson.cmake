@@ -1,129 +1,204 @@
-# course_add_lesson(): declares one day of the course.
+# course_add_lesson(): declares one day of the course, from the lesson's own
+# folder (lessons/dayNN_topic/CMakeLists.txt):
 #
 #   course_add_lesson(<target>
-#     DAY <n> TOPIC <text> DIR <folder under lessons/>
-#     SOURCES <file>...          relative to DIR
-#     MIN_CC <major.minor>       the capability gate's minimum
-#     TEST_ARGS <arg>...         the small run CTest makes
-#     VARIANTS <target>=<DEFINE>...)   extra builds, not in "all"
+#     DAY <n>                     the day number
+#     TOPIC <text>                one line: what the day teaches
+#     SOURCES <file>...           relative to the lesson's folder
+#     MIN_CC <major.minor>        the capability gate's minimum
+#     TEST_ARGS <arg>...          the small run CTest makes
+#     VARIANTS <target>=<DEFINE>...   extra builds (negative examples),
+#                                     not in "all"
+#     TIMELINE <target>)          the build with per-block timestamps
+#                                 (COURSE_TIMELINE), not in "all"
 #
-# It builds the program for CMAKE_CUDA_ARCHITECTURES (sm_90 by default,
-# see the top CMakeLists.txt) against the one header in common/, registers
-# a CTest test labelled "gpu" whose waived exit code (2) reads as a skip,
-# and records the day in build/course-manifest.json for the Python tools.
+# Everything else a tool needs to know about the lesson (what the review
+# runs, which kernels to profile, its SASS expectations, its screenshots)
+# is in lesson.toml beside the sources.
+#
+# Architectures: each lesson builds for its own minimum. Unless the user
+# chose CMAKE_CUDA_ARCHITECTURES (or CUDAARCHS), a lesson gets PTX for its
+# minimum (the driver compiles it for any newer GPU) plus machine code for
+# the course's reference GPU (COURSE_REFERENCE_ARCH, the H200's sm_90, on
+# which the evidence is recorded). When the user chose, a lesson gets the
+# chosen architectures at or above its minimum, and one with none left is
+# left out of the build, by name.
 
 set(COURSE_WAIVED_EXIT_CODE 2)
 # The flags every day compiles with; the manifest repeats them so that a
 # page's "compile it alone" line is the one the build used.
 set(COURSE_CUDA_OPTIONS -O3 -lineinfo)
+set(COURSE_REFERENCE_ARCH 90 CACHE STRING
+    "The GPU architecture the course's evidence is recorded on")
 set_property(GLOBAL PROPERTY COURSE_LESSONS "")
+set_property(GLOBAL PROPERTY COURSE_LEFT_OUT "")
 
-function(course_add_lesson target)
-  cmake_parse_arguments(PARSE_ARGV 1 L "" "DAY;TOPIC;DIR;MIN_CC"
-                        "SOURCES;TEST_ARGS;VARIANTS")
-  foreach(required DAY TOPIC DIR SOURCES MIN_CC)
-    if(NOT L_${required})
-      message(FATAL_ERROR "course_add_lesson(${target}): ${required} is required")
+# The architectures of `archs` at or above `min` (e.g. 90 for 9.0);
+# "native", "all" and "all-major" pass through: the runtime gate decides.
+function(_course_archs_for out min archs)
+  set(kept "")
+  foreach(a IN LISTS archs)
+    if(a MATCHES "^(native|all|all-major)$")
+      list(APPEND kept "${a}")
+    elseif(a MATCHES "^([0-9]+)")
+      if(CMAKE_MATCH_1 GREATER_EQUAL min)
+        list(APPEND kept "${a}")
+      endif()
     endif()
   endforeach()
-  if(NOT L_MIN_CC MATCHES "^[0-9]+\\.[0-9]+$")
-    message(FATAL_ERROR "course_add_lesson(${target}): MIN_CC must look like 9.0, got '${L_MIN_CC}'")
+  set(${out} "${kept}" PARENT_SCOPE)
+endfunction()
+
+function(_course_json_list out list)
+  set(json "[]")
+  set(k 0)
+  foreach(item IN LISTS list)
+    string(JSON json SET "${json}" ${k} "\"${item}\"")
+    math(EXPR k "${k} + 1")
+  endforeach()
+  set(${out} "${json}" PARENT_SCOPE)
+endfunction()
+
+function(course_add_lesson target)
+  cmake_parse_arguments(PARSE_ARGV 1 L "" "DAY;TOPIC;MIN_CC;TIMELINE"
+                        "SOURCES;TEST_ARGS;VARIANTS")
+  set(where "${CMAKE_CURRENT_LIST_FILE}")
+  foreach(required DAY TOPIC SOURCES MIN_CC)
+    if(NOT L_${required})
+      message(FATAL_ERROR "${where}: course_add_lesson(${target}): ${required} is required")
+    endif()
+  endforeach()
+  if(NOT target MATCHES "^day[0-9]+_[a-z0-9_]+$")
+    message(FATAL_ERROR "${where}: course_add_lesson(${target}): the target must look like dayNN_topic")
+  endif()
+  if(NOT L_MIN_CC MATCHES "^([0-9]+)\\.([0-9])$")
+    message(FATAL_ERROR "${where}: course_add_lesson(${target}): MIN_CC must look like 9.0, got '${L_MIN_CC}'")
+  endif()
+  set(min "${CMAKE_MATCH_1}${CMAKE_MATCH_2}")
+  if(L_TOPIC MATCHES "[\"\\\\]")
+    message(FATAL_ERROR "${where}: course_add_lesson(${target}): TOPIC may not hold quotes or backslashes")
   endif()
 
-  set(dir "${CMAKE_CURRENT_SOURCE_DIR}/${L_DIR}")
+  set(dir "${CMAKE_CURRENT_SOURCE_DIR}")
+  file(RELATIVE_PATH rel_dir "${PROJECT_SOURCE_DIR}" "${dir}")
   set(sources "")
   set(rel_sources "")
   foreach(src IN LISTS L_SOURCES)
     if(NOT EXISTS "${dir}/${src}")
-      message(FATAL_ERROR "course_add_lesson(${target}): ${dir}/${src} does not exist")
+      message(FATAL_ERROR "${where}: course_add_lesson(${target}): ${rel_dir}/${src} does not exist")
     endif()
     list(APPEND sources "${dir}/${src}")
-    file(RELATIVE_PATH rel "${PROJECT_SOURCE_DIR}" "${dir}/${src}")
-    list(APPEND rel_sources "${rel}")
+    list(APPEND rel_sources "${rel_dir}/${src}")
   endforeach()
 
-  set(all_targets ${target})
-  set(all_defines "")
-  foreach(variant IN LISTS L_VARIANTS)
-    string(REPLACE "=" ";" pair "${variant}")
-    list(GET pair 0 vtarget)
-    list(GET pair 1 vdefine)
-    list(APPEND all_targets ${vtarget})
-    list(APPEND all_defines ${vdefine})
-  endforeach()
-
-  foreach(t IN LISTS all_targets)
-    if(t STREQUAL target)
-      add_executable(${t} ${sources})
-    else()
-      add_executable(${t} EXCLUDE_FROM_ALL ${sources})
-    endif()
-    target_include_directories(${t} PRIVATE "${PROJECT_SOURCE_DIR}/common")
-    target_compile_features(${t} PRIVATE cuda_std_17 cxx_std_17)
-    target_compile_options(${t} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:${COURSE_CUDA_OPTIONS}>)
-    target_link_libraries(${t} PRIVATE CUDA::cudart)
-    set_target_properties(${t} PROPERTIES
-      CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON CUDA_EXTENSIONS OFF
-      RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/bin")
-  endforeach()
-  list(LENGTH all_defines n_variants)
-  if(n_variants GREATER 0)
-    foreach(i RANGE 1 ${n_variants})
-      list(GET all_targets ${i} vtarget)
-      math(EXPR j "${i} - 1")
-      list(GET all_defines ${j} vdefine)
-      target_compile_definitions(${vtarget} PRIVATE ${vdefine})
-    endforeach()
+  if(COURSE_USER_ARCHITECTURES)
+    _course_archs_for(archs ${min} "${COURSE_USER_ARCHITECTURES}")
+  elseif(min LESS COURSE_REFERENCE_ARCH)
+    set(archs "${min}-virtual;${COURSE_REFERENCE_ARCH}-real")
+  else()
+    set(archs "${min}")
+  endif()
+  set(built TRUE)
+  if(NOT archs)
+    set(built FALSE)
+    set_property(GLOBAL APPEND PROPERTY COURSE_LEFT_OUT "${target}")
+    message(STATUS "course: ${target} left out: it needs compute capability ${L_MIN_CC}, "
+                   "and CMAKE_CUDA_ARCHITECTURES=${COURSE_USER_ARCHITECTURES} has nothing at or above it")
   endif()
 
-  # The small run. On a machine without a suitable GPU the program prints
-  # why and exits 2, which CTest reports as skipped, never as passed.
-  add_test(NAME ${target}_gpu COMMAND ${target} ${L_TEST_ARGS})
-  set_tests_properties(${target}_gpu PROPERTIES
-    LABELS gpu SKIP_RETURN_CODE ${COURSE_WAIVED_EXIT_CODE} TIMEOUT 300)
+  set(variant_targets "")
+  if(built)
+    set(all_targets "${target}=")
+    foreach(v IN LISTS L_VARIANTS)
+      if(NOT v MATCHES "^[a-z0-9_]+=[A-Z0-9_]+$")
+        message(FATAL_ERROR "${where}: course_add_lesson(${target}): VARIANTS takes target=DEFINE, got '${v}'")
+      endif()
+      list(APPEND all_targets "${v}")
+    endforeach()
+    if(L_TIMELINE)
+      list(APPEND all_targets "${L_TIMELINE}=COURSE_TIMELINE")
+    endif()
+    foreach(pair IN LISTS all_targets)
+      string(REPLACE "=" ";" pair "${pair}")
+      list(GET pair 0 t)
+      list(LENGTH pair len)
+      if(t STREQUAL target)
+        add_executable(${t} ${sources})
+      else()
+        add_executable(${t} EXCLUDE_FROM_ALL ${sources})
+        list(GET pair 1 define)
+        target_compile_definitions(${t} PRIVATE ${define})
+        list(APPEND variant_targets "${t}")
+      endif()
+      target_include_directories(${t} PRIVATE "${PROJECT_SOURCE_DIR}/common")
+      target_compile_features(${t} PRIVATE cuda_std_17 cxx_std_17)
+      target_compile_options(${t} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:${COURSE_CUDA_OPTIONS}>)
+      target_link_libraries(${t} PRIVATE CUDA::cudart)
+      set_target_properties(${t} PROPERTIES
+        CUDA_ARCHITECTURES "${archs}"
+        CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON CUDA_EXTENSIONS OFF
+        RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/bin")
+    endforeach()
 
-  # --help exits before the capability gate: proves the binary was built
-  # and starts, on any machine.
-  add_test(NAME ${target}_starts COMMAND ${target} --help)
-  set_tests_properties(${target}_starts PROPERTIES LABELS cpu)
+    # The small run. Where no suitable GPU exists the program says why and
+    # exits 2, which CTest reports as skipped, never as passed. It leaves a
+    # stamp when it really ran, for the gpu-only preset's last test.
+    add_test(NAME ${target}_gpu
+             COMMAND sh -c "\"$0\" \"$@\" && touch \"${CMAKE_BINARY_DIR}/gpu-ran/${target}\""
+                     $<TARGET_FILE:${target}> ${L_TEST_ARGS})
+    set_tests_properties(${target}_gpu PROPERTIES
+      LABELS gpu SKIP_RETURN_CODE ${COURSE_WAIVED_EXIT_CODE} TIMEOUT 600
+      FIXTURES_REQUIRED course_gpu_run)
+    # --help exits before the capability gate: the binary was built and
+    # starts, on any machine.
+    add_test(NAME ${target}_starts COMMAND ${target} --help)
+    set_tests_properties(${target}_starts PROPERTIES LABELS cpu)
+  endif()
 
   # What the manifest says about this day (one JSON object).
-  list(GET CMAKE_CUDA_ARCHITECTURES 0 arch)
-  string(REGEX REPLACE "-.*" "" arch "${arch}")
   string(JOIN " " options ${COURSE_CUDA_OPTIONS})
-  set(compile "nvcc -std=c++17 ${options} -arch=sm_${arch} -I common -o ${target} ${rel_sources}")
-  file(RELATIVE_PATH rel_dir "${PROJECT_SOURCE_DIR}" "${dir}")
+  set(flags "-std=c++17 ${options} -arch=sm_${min}")
+  string(JOIN " " srcs_text ${rel_sources})
   set(json "{}")
   string(JSON json SET "${json}" target "\"${target}\"")
   string(JSON json SET "${json}" day "${L_DAY}")
   string(JSON json SET "${json}" topic "\"${L_TOPIC}\"")
   string(JSON json SET "${json}" dir "\"${rel_dir}\"")
   string(JSON json SET "${json}" min_cc "\"${L_MIN_CC}\"")
-  string(JSON json SET "${json}" sources "[]")
-  set(k 0)
-  foreach(rel IN LISTS rel_sources)
-    string(JSON json SET "${json}" sources ${k} "\"${rel}\"")
-    math(EXPR k "${k} + 1")
-  endforeach()
+  _course_json_list(srcs_json "${rel_sources}")
+  string(JSON json SET "${json}" sources "${srcs_json}")
   string(JSON json SET "${json}" header "\"common/course.cuh\"")
+  if(built)
+    string(JSON json SET "${json}" built true)
+  else()
+    string(JSON json SET "${json}" built false)
+  endif()
+  _course_json_list(archs_json "${archs}")
+  string(JSON json SET "${json}" architectures "${archs_json}")
   string(JSON json SET "${json}" binary "\"${CMAKE_BINARY_DIR}/bin/${target}\"")
-  string(JSON json SET "${json}" compile_command "\"${compile}\"")
+  string(JSON json SET "${json}" compile_command "\"nvcc ${flags} -I common -o ${target} ${srcs_text}\"")
   string(JSON json SET "${json}" build_command "\"cmake --build build --target ${target}\"")
   string(JSON json SET "${json}" run_command "\"build/bin/${target}\"")
-  string(JSON json SET "${json}" test_args "[]")
-  set(k 0)
-  foreach(a IN LISTS L_TEST_ARGS)
-    string(JSON json SET "${json}" test_args ${k} "\"${a}\"")
-    math(EXPR k "${k} + 1")
-  endforeach()
-  string(JSON json SET "${json}" nvcc_flags "\"-std=c++17 ${options} -arch=sm_${arch}\"")
+  _course_json_list(args_json "${L_TEST_ARGS}")
+  string(JSON json SET "${json}" test_args "${args_json}")
+  _course_json_list(variants_json "${variant_targets}")
+  string(JSON json SET "${json}" variants "${variants_json}")
+  if(L_TIMELINE)
+    string(JSON json SET "${json}" timeline_target "\"${L_TIMELINE}\"")
+  endif()
+  string(JSON json SET "${json}" nvcc_flags "\"${flags}\"")
   set_property(GLOBAL APPEND PROPERTY COURSE_LESSONS "${json}")
 endfunction()
 
 # Writes build/course-manifest.json: every day, as declared above.
 function(course_write_manifest)
   get_property(lessons GLOBAL PROPERTY COURSE_LESSONS)
-  set(out "{\"cuda_architectures\": \"${CMAKE_CUDA_ARCHITECTURES}\", \"nvcc_version\": \"${CMAKE_CUDA_COMPILER_VERSION}\", \"waived_exit_code\": ${COURSE_WAIVED_EXIT_CODE}, \"lessons\": [")
+  get_property(left_out GLOBAL PROPERTY COURSE_LEFT_OUT)
+  if(left_out)
+    string(JOIN ", " names ${left_out})
+    message(STATUS "course: left out of this build (their GPUs are newer than CMAKE_CUDA_ARCHITECTURES): ${names}")
+  endif()
+  set(out "{\"cuda_architectures\": \"${COURSE_USER_ARCHITECTURES}\", \"nvcc_version\": \"${CMAKE_CUDA_COMPILER_VERSION}\", \"waived_exit_code\": ${COURSE_WAIVED_EXIT_CODE}, \"lessons\": [")
   set(sep "")
   foreach(l IN LISTS lessons)
     string(APPEND out "${sep}\n  ${l}")
@@ -132,4 +207,19 @@ function(course_write_manifest)
   string(APPEND out "\n]}\n")
   file(WRITE "${CMAKE_BINARY_DIR}/course-manifest.json.tmp" "${out}")
   file(RENAME "${CMAKE_BINARY_DIR}/course-manifest.json.tmp" "${CMAKE_BINARY_DIR}/course-manifest.json")
+endfunction()
+
+# The fixture around the GPU tests: clear the stamps first; with
+# COURSE_REQUIRE_GPU (the gpu-only preset, for a machine that has a GPU),
+# fail at the end when no GPU test really ran.
+function(course_gpu_fixture)
+  add_test(NAME course_gpu_setup
+           COMMAND sh -c "rm -rf \"$0\" && mkdir -p \"$0\"" "${CMAKE_BINARY_DIR}/gpu-ran")
+  set_tests_properties(course_gpu_setup PROPERTIES LABELS "gpu;cpu" FIXTURES_SETUP course_gpu_run)
+  if(COURSE_REQUIRE_GPU)
+    add_test(NAME course_gpu_tests_ran
+             COMMAND sh -c "ls -A \"$0\" | grep -q . || { echo 'every GPU test was skipped: no GPU ran any lesson' >&2; exit 1; }"
+                     "${CMAKE_BINARY_DIR}/gpu-ran")
+    set_tests_properties(course_gpu_tests_ran PROPERTIES LABELS gpu FIXTURES_CLEANUP course_gpu_run)
+  endif()
 endfunction()

@@ -39,7 +39,7 @@ set(header "${PROJECT_SOURCE_DIR}/common/course.cuh")
 
 get_property(lessons GLOBAL PROPERTY COURSE_LESSONS)
 set(snippet_outputs "")
-set(page_outputs "")
+set(page_inputs "")
 foreach(l IN LISTS lessons)
   string(JSON target GET "${l}" target)
   string(JSON dir GET "${l}" dir)
@@ -50,37 +50,43 @@ foreach(l IN LISTS lessons)
     string(JSON s GET "${l}" sources ${i})
     list(APPEND srcs "${PROJECT_SOURCE_DIR}/${s}")
   endforeach()
-  get_filename_component(lesson_name "${dir}" NAME)
 
   # Snippets: re-extracted only when this lesson's sources change.
-  set(index "${CMAKE_BINARY_DIR}/snippets/${lesson_name}/index.json")
+  set(index "${CMAKE_BINARY_DIR}/snippets/${target}/index.json")
   add_custom_command(OUTPUT "${index}"
-    COMMAND ${CMAKE_COMMAND} -E env ${tool_env} "${COURSE_TOOL}" snippets ${srcs} -o "${CMAKE_BINARY_DIR}/snippets"
-    DEPENDS ${srcs} ${tool_sources}
-    COMMENT "course: snippets of ${lesson_name}"
+    COMMAND ${CMAKE_COMMAND} -E env ${tool_env} "${COURSE_TOOL}" snippets --lesson ${target} -o "${CMAKE_BINARY_DIR}/snippets"
+    DEPENDS ${srcs} ${header} ${tool_sources}
+    COMMENT "course: snippets of ${target}"
     VERBATIM)
   list(APPEND snippet_outputs "${index}")
-
-  # The page: rendered into the source tree (it is committed); the stamp
-  # records that this build rendered it.
   file(GLOB evidence_files CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/evidence/records/${target}/*.json")
-  set(stamp "${CMAKE_BINARY_DIR}/pages/${target}.stamp")
-  add_custom_command(OUTPUT "${stamp}"
-    COMMAND ${CMAKE_COMMAND} -E env ${tool_env} "${COURSE_TOOL}" render --lesson ${target}
-    COMMAND ${CMAKE_COMMAND} -E make_directory "${CMAKE_BINARY_DIR}/pages"
-    COMMAND ${CMAKE_COMMAND} -E touch "${stamp}"
-    DEPENDS ${srcs} ${header} "${PROJECT_SOURCE_DIR}/${dir}/README.md.j2" ${evidence_files}
-            "${PROJECT_SOURCE_DIR}/evidence/promoted.json" ${tool_sources} ${target}
-    COMMENT "course: page of ${lesson_name}"
-    VERBATIM)
-  list(APPEND page_outputs "${stamp}")
+  list(APPEND page_inputs ${srcs} "${PROJECT_SOURCE_DIR}/${dir}/README.md.j2" ${evidence_files})
+  if(EXISTS "${PROJECT_SOURCE_DIR}/${dir}/lesson.toml")
+    list(APPEND page_inputs "${PROJECT_SOURCE_DIR}/${dir}/lesson.toml")
+  endif()
+  if(TARGET ${target})
+    list(APPEND page_inputs ${target})
+  endif()
 endforeach()
 
+# The pages (committed: students read them in place) and the README's
+# day table, in one render; the stamp records that this build did it.
+# A lesson whose code changed since its promoted run is named here, with
+# what to do.
+set(stamp "${CMAKE_BINARY_DIR}/pages.stamp")
+add_custom_command(OUTPUT "${stamp}"
+  COMMAND ${CMAKE_COMMAND} -E env ${tool_env} "${COURSE_TOOL}" render
+  COMMAND ${CMAKE_COMMAND} -E touch "${stamp}"
+  DEPENDS ${page_inputs} ${header} ${tool_sources} "${PROJECT_SOURCE_DIR}/README.md"
+          "${PROJECT_SOURCE_DIR}/evidence/promoted.json" "${PROJECT_SOURCE_DIR}/evidence/allowed_signers"
+  COMMENT "course: pages and the README's day table"
+  VERBATIM)
+
 add_custom_target(course_snippets ALL DEPENDS ${snippet_outputs})
-add_custom_target(course_pages ALL DEPENDS ${page_outputs})
+add_custom_target(course_pages ALL DEPENDS "${stamp}")
 add_custom_target(course_standalone ALL
   COMMAND ${CMAKE_COMMAND} -E env ${tool_env} "${COURSE_TOOL}" standalone -o "${CMAKE_BINARY_DIR}/standalone"
-  COMMENT "course: standalone files for Compiler Explorer"
+  COMMENT "course: single-file programs for Compiler Explorer"
   VERBATIM)
 if(COURSE_SITE)
   add_custom_target(course_site ALL
@@ -98,13 +104,20 @@ endfunction()
 course_tool_test(one_header lint)
 course_tool_test(format format)
 course_tool_test(pages_up_to_date render --check)
+course_tool_test(prose_numbers prose)
 course_tool_test(standalone_up_to_date standalone --check -o "${CMAKE_BINARY_DIR}/standalone")
 course_tool_test(evidence_verify evidence verify)
-course_tool_test(day77_sass sass)
+course_tool_test(sass_expectations sass)
 add_test(NAME tools_pytest
   COMMAND ${CMAKE_COMMAND} -E env ${tool_env} "${COURSE_PYTHON}" -m pytest -q -p no:cacheprovider
           "${PROJECT_SOURCE_DIR}/tools/tests")
 set_tests_properties(tools_pytest PROPERTIES LABELS cpu TIMEOUT 900)
+# A student's GPU: configure and build for compute capability 8.0 alone,
+# in a folder of its own; the days that need more are named and left out.
+add_test(NAME arch80_build
+  COMMAND ${CMAKE_COMMAND} -DSOURCE=${PROJECT_SOURCE_DIR} -DBUILD=${CMAKE_BINARY_DIR}/arch80
+          -P "${PROJECT_SOURCE_DIR}/cmake/CheckArch80.cmake")
+set_tests_properties(arch80_build PROPERTIES LABELS cpu TIMEOUT 900)
 if(COURSE_SITE)
   course_tool_test(site_browser site test -o "${CMAKE_BINARY_DIR}/site" --screenshots "${CMAKE_BINARY_DIR}/screenshots")
   set_tests_properties(site_browser PROPERTIES TIMEOUT 900)
