@@ -1,116 +1,109 @@
 """The `course` command: one entry point for authors, reviewers and CI.
 
 Exit codes: 0 done; 1 errors in sources, markers or templates; 2 wrong
-usage or configuration; 3 --check found a generated file out of date;
-4 evidence is stale, tampered or not promoted.
+usage or configuration (a bad argument, a refused output folder); 3
+--check found a generated file out of date; 4 evidence is stale, tampered,
+unsigned or not promoted; 130 interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from pathlib import Path
 
-from . import evidence as ev
 from . import manifest
-
-# The other modules (Jinja2, MkDocs) are imported where they are used, so
-# that `course evidence record` runs on a GPU machine with nothing but the
-# standard library.
-from .diagnostics import (
-    EXIT_ERRORS,
-    EXIT_EVIDENCE,
+from .errors import (
+    EXIT_INTERRUPTED,
     EXIT_OK,
-    EXIT_OUT_OF_DATE,
     EXIT_USAGE,
     CourseError,
+    Diagnostic,
+    EvidenceError,
+    Interrupted,
+    OutOfDateError,
+    SourceError,
+    UsageError,
     display_path,
     report,
 )
-from .fsutil import replace_tree, write_atomic
+from .fsutil import ensure_owned_folder, replace_tree, write_atomic
 from .manifest import ROOT
+
+# Modules that need Jinja2 or MkDocs are imported where they are used, so
+# that `evidence record` and `review` run on a GPU machine with nothing
+# but Python's standard library.
 
 
 class Parser(argparse.ArgumentParser):
-    def error(self, message):  # wrong usage is exit 2, as the design says
-        self.print_usage(sys.stderr)
-        print(f"{self.prog}: error: {message}", file=sys.stderr)
-        sys.exit(EXIT_USAGE)
+    def error(self, message):  # wrong usage is exit 2
+        raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
 
 
-def _check_or_write(files: dict[Path, str], check: bool, remove: list[Path] = ()) -> int:
-    """--check: exit 3 naming each file that differs; otherwise write the
-    changed ones (each atomically) and remove the orphans."""
+def _lessons(names=None):
+    lessons = manifest.load()
+    if not names:
+        return lessons, lessons
+    return lessons, [manifest.find(lessons, n) for n in names]
+
+
+def _check_or_write(files: dict[Path, str], check: bool, fix_hint: str) -> list[Path]:
+    """--check: OutOfDateError naming each file that differs and the
+    command that fixes it; otherwise writes the changed ones."""
     stale = [p for p, text in sorted(files.items()) if not p.exists() or p.read_text(encoding="utf-8") != text]
-    stale += list(remove)
     if check:
-        for p in stale:
-            print(f"{display_path(p)}: out of date; run: tools/course render (or the build)", file=sys.stderr)
-        return EXIT_OUT_OF_DATE if stale else EXIT_OK
+        if stale:
+            raise OutOfDateError([f"{display_path(p)}: out of date; run: {fix_hint}" for p in stale])
+        return []
     for p in stale:
-        if p in files:
-            write_atomic(p, files[p])
-        else:
-            p.unlink()
-    return EXIT_OK
+        write_atomic(p, files[p])
+    return stale
 
 
 # -- snippets --------------------------------------------------------------
 
 
-def source_root(paths: list[str]) -> Path:
-    """Paths in artifacts are relative to the repository the sources are
-    in: this checkout, or the current folder for sources elsewhere."""
-    for p in paths:
-        try:
-            Path(p).resolve().relative_to(ROOT)
-        except ValueError:
-            return Path.cwd()
-    return ROOT
-
-
-def snippet_artifacts(paths: list[str], out: Path) -> tuple[dict[str, dict[str, str]], list]:
-    from . import snippets
-
-    root = source_root(paths)
-    by_lesson, diags = snippets.extract_files(paths, root)
-    trees: dict[str, dict[str, str]] = {}
-    for lesson, snips in sorted(by_lesson.items()):
-        files = {}
-        index = []
-        for s in sorted(snips, key=lambda s: s.name):
-            files[f"{s.name}.md"] = snippets.artifact_text(s, out / lesson, root)
-            index.append({"name": s.name, "source": s.path, "start": s.start, "end": s.end})
-        files["index.json"] = json.dumps(index, indent=2) + "\n"
-        trees[lesson] = files
-    return trees, diags
-
-
 def cmd_snippets(args) -> int:
     from . import snippets
 
-    paths = args.files or snippets.lesson_sources(ROOT)
     out = Path(args.output)
-    trees, diags = snippet_artifacts(paths, out)
+    if args.files:
+        if not args.lesson or len(args.lesson) != 1:
+            raise UsageError("course snippets FILE...: name the lesson they belong to with one --lesson NAME")
+        name = args.lesson[0]
+        if not manifest.TARGET_RE.match(name):
+            raise UsageError(f"--lesson '{name}' is not a lesson name; expected dayNN_topic")
+        jobs = [(name, list(args.files))]
+    else:
+        _, chosen = _lessons(args.lesson)
+        jobs = [(l.target, [str(ROOT / s) for s in (*l.sources, manifest.HEADER)]) for l in chosen]
+    trees, diags = {}, []
+    for name, files in jobs:
+        found, d = snippets.extract(files, ROOT, name)
+        diags += d
+        index = []
+        content = {}
+        for s in sorted(found, key=lambda s: s.name):
+            content[f"{s.name}.md"] = snippets.artifact_text(s, out / name, ROOT)
+            index.append({"name": s.name, "source": s.path, "start": s.start, "end": s.end})
+        content["index.json"] = json.dumps(index, indent=2) + "\n"
+        trees[name] = content
     if diags:
-        report(diags)
-        print(f"{len(diags)} error(s); nothing written", file=sys.stderr)
-        return EXIT_ERRORS
+        raise SourceError(diags + [f"{len(diags)} error(s); nothing written"])
     if args.check:
-        stale = []
-        for lesson, files in trees.items():
-            for name, text in files.items():
-                p = out / lesson / name
-                if not p.exists() or p.read_text(encoding="utf-8") != text:
-                    stale.append(p)
-        for p in stale:
-            print(f"{display_path(p)}: out of date", file=sys.stderr)
-        return EXIT_OUT_OF_DATE if stale else EXIT_OK
-    for lesson, files in trees.items():
-        replace_tree(out / lesson, files)
+        stale = [out / n / f for n, files in trees.items() for f, text in files.items()
+                 if not (out / n / f).is_file() or (out / n / f).read_text(encoding="utf-8") != text]
+        if stale:
+            raise OutOfDateError([f"{display_path(p)}: out of date; run: tools/course snippets" for p in stale])
+        print(f"snippets: {display_path(out)} is up to date")
+        return EXIT_OK
+    ensure_owned_folder(out, ROOT)
+    written = [n for n, files in trees.items() if replace_tree(out / n, files, ROOT)]
     count = sum(len(f) - 1 for f in trees.values())
-    print(f"{count} snippet(s) from {len(trees)} lesson(s) written to {display_path(out)}")
+    print(f"snippets: {count} snippet(s) of {len(trees)} lesson(s) in {display_path(out)} "
+          f"({len(written)} lesson folder(s) rewritten)")
     return EXIT_OK
 
 
@@ -120,76 +113,153 @@ def cmd_snippets(args) -> int:
 def cmd_render(args) -> int:
     from . import render
 
-    lessons = manifest.load()
-    only = [manifest.find(lessons, l).target for l in args.lesson] if args.lesson else None
-    files, diags = render.render_all(lessons, only)
-    if diags:
-        report(diags)
-        print(f"{len(diags)} error(s); nothing written", file=sys.stderr)
-        return EXIT_ERRORS
-    return _check_or_write(files, args.check, render.stale_figures(lessons, files, only))
+    lessons, chosen = _lessons(args.lesson)
+    files, stale_lessons = render.render_all(lessons, [l.target for l in chosen])
+    written = _check_or_write(files, args.check, "tools/course render (or the build: cmake --build build)")
+    for target, reasons in stale_lessons:
+        print(
+            f"render: {target}: its code changed since the promoted run ({'; '.join(reasons)}); "
+            "the page says UNVERIFIED at the top and keeps its figures marked as the older code's. "
+            "To fix: record on a GPU and promote (research/REVIEW-PROCESS.md), or revert the change.",
+            file=sys.stderr,
+        )
+    if args.check:
+        print(f"render: {len(files)} generated file(s) up to date")
+    else:
+        print(f"render: {len(written)} of {len(files)} generated file(s) written"
+              + (": " + ", ".join(display_path(p) for p in written) if written else " (all up to date)"))
+    return EXIT_OK
+
+
+def cmd_prose(args) -> int:
+    from . import prose
+
+    lessons, chosen = _lessons(args.lesson)
+    problems = prose.check(lessons, [l.target for l in chosen])
+    if problems:
+        raise SourceError(problems)
+    print(f"prose: every number in {len(chosen)} page(s) comes from a page helper or a stated constant")
+    return EXIT_OK
 
 
 def cmd_standalone(args) -> int:
     from . import standalone
 
-    lessons = manifest.load()
-    files, diags = standalone.standalone_files(lessons, Path(args.output))
-    if diags:
-        report(diags)
-        return EXIT_ERRORS
-    return _check_or_write(files, args.check)
+    lessons, _ = _lessons()
+    out = Path(args.output)
+    files = standalone.standalone_files(lessons)
+    if args.check:
+        stale = [out / n for n, t in files.items() if not (out / n).is_file() or (out / n).read_text() != t]
+        if stale:
+            raise OutOfDateError([f"{display_path(p)}: out of date; run: tools/course standalone -o {display_path(out)}"
+                                  for p in stale])
+        print(f"standalone: {display_path(out)} is up to date")
+        return EXIT_OK
+    ensure_owned_folder(out, ROOT)
+    replace_tree(out, files, ROOT)
+    print(f"standalone: {len(files)} single-file program(s) in {display_path(out)}")
+    return EXIT_OK
+
+
+def cmd_new(args) -> int:
+    from . import scaffold
+
+    written = scaffold.new_lesson(args.name, args.topic, args.min_cc)
+    print("new: wrote " + ", ".join(display_path(p) for p in written))
+    print("new: now run the README's two commands (cmake --workflow --preset course; ctest --preset course)")
+    return EXIT_OK
 
 
 # -- evidence ----------------------------------------------------------------
 
 
 def cmd_record(args) -> int:
-    lessons = manifest.load()
+    from . import evidence as ev
+
+    lessons, (lesson,) = _lessons([args.lesson])
+    build = Path(args.build_dir) if args.build_dir else manifest.build_dir()
+    info = json.loads((build / "course-manifest.json").read_text()) if (build / "course-manifest.json").exists() else {}
+    lessons = manifest.load(build / "course-manifest.json")
     lesson = manifest.find(lessons, args.lesson)
-    dirty = None if args.clean is None else (not args.clean)
-    info = json.loads((manifest.build_dir() / "course-manifest.json").read_text())
     path = ev.record(
-        lesson,
-        args.tag,
-        args.commit,
-        dirty,
-        binary=Path(args.binary) if args.binary else None,
-        extra_args=args.args,
-        manifest_info=info,
+        lesson, args.tag, args.commit, args.clean, build=build, extra_args=args.args,
+        profile=not args.no_profile, timeline=not args.no_timeline,
+        review=Path(args.review) if args.review else None, manifest_info=info,
     )
     rec = ev.load_record(path)
-    print(f"recorded {display_path(path)}: exit code {rec['exit_code']}, {rec['gpu']['name']}, sources {rec['sources']['digest'][:12]}")
+    print(f"record: wrote {display_path(path)}: exit code {rec['exit_code']}, {rec['gpu']['name']}, "
+          f"executable {rec['executable']['sha256'][:12]}, sources {rec['sources']['digest'][:12]}; "
+          "commit it, promoted or not")
     return EXIT_OK
 
 
 def cmd_promote(args) -> int:
-    lessons = manifest.load()
-    lesson = manifest.find(lessons, args.lesson)
-    entry = ev.promote(lesson, args.tag, args.by)
-    print(f"promoted {entry['record']} for {lesson.target} (by {entry['promoted_by']}); now run: tools/course render")
+    from . import evidence as ev
+
+    _, (lesson,) = _lessons([args.lesson])
+    entry = ev.promote(lesson, args.tag, args.by, Path(args.key))
+    print(f"promote: {entry['record']} promoted for {lesson.target}, signed by {entry['principal']} "
+          f"({entry['promoted_by']}) in evidence/promoted.json; now run: tools/course render")
     return EXIT_OK
 
 
 def cmd_verify(args) -> int:
-    lessons = manifest.load()
+    from . import evidence as ev
+
+    lessons, _ = _lessons()
     problems = ev.verify(lessons)
-    for p in problems:
-        print(f"evidence: {p}", file=sys.stderr)
     if problems:
-        return EXIT_EVIDENCE
+        raise EvidenceError([f"evidence: {p}" for p in problems]
+                            + ["evidence: to fix: record on a GPU and promote again (research/REVIEW-PROCESS.md)"])
     promoted = ev.load_promotions()["promoted"]
-    print(f"evidence: {len(promoted)} promoted record(s) verified against today's sources")
+    print(f"evidence: {len(promoted)} promoted record(s): signatures valid, records intact, "
+          "every promotion rule holds for today's sources")
     return EXIT_OK
 
 
 def cmd_status(args) -> int:
+    from . import evidence as ev
+
     for lesson in manifest.load():
         st = ev.state_of(lesson)
-        where = f" ({st.entry['tag']}, {st.entry['gpu']})" if st.entry else ""
+        where = f" ({st.entry['tag']}, {st.entry.get('gpu')})" if st.entry else ""
         print(f"day {lesson.day:>3}  {lesson.target:<28} {st.state}{where}")
         for r in st.reasons if not st.valid else []:
             print(f"      {r}")
+    return EXIT_OK
+
+
+def cmd_compare(args) -> int:
+    from . import evidence as ev
+
+    _, (lesson,) = _lessons([args.lesson])
+    recs = [ev.load_record(ev.record_path(lesson, t)) for t in (args.tag_a, args.tag_b)]
+    table = ev.compare_records(*recs)
+    if args.json:
+        print(json.dumps({"lesson": lesson.target, "a": args.tag_a, "b": args.tag_b, "rows": table}, indent=1))
+    else:
+        print(ev.format_comparison(table, args.tag_a, args.tag_b))
+    return EXIT_OK
+
+
+def cmd_add_reviewer(args) -> int:
+    from . import evidence as ev
+    from . import signing
+
+    line = signing.public_key_line(args.principal, Path(args.key))
+    path = signing.allowed_signers_path(ev.evidence_dir())
+    text = path.read_text() if path.exists() else ""
+    if any(l.split()[:1] == [args.principal] for l in text.splitlines() if l.strip() and not l.startswith("#")):
+        raise UsageError(f"{display_path(path)}: {args.principal} is already a reviewer; retire the old key first")
+    write_atomic(path, text + (f"# {args.name}\n" if args.name else "") + line + "\n")
+    print(f"add-reviewer: {args.principal} added to {display_path(path)}; commit it")
+    return EXIT_OK
+
+
+def cmd_review(args) -> int:
+    from . import review
+
+    review.main(Path(args.build_dir), Path(args.output or Path(args.build_dir) / "review.json"))
     return EXIT_OK
 
 
@@ -201,37 +271,25 @@ def cmd_lint(args) -> int:
 
     diags = lint.one_header()
     if diags:
-        report(diags)
-        return EXIT_ERRORS
-    print("one header: every lesson includes common/course.cuh and none defines CUDA_CHECK or timeKernel")
+        raise SourceError(diags)
+    print("lint: every lesson includes common/course.cuh and none defines CUDA_CHECK or timeKernel")
     return EXIT_OK
 
 
 def cmd_format(args) -> int:
     from . import lint
 
-    problems, version = lint.check_format(fix=args.fix)
-    for p in problems:
-        print(p, file=sys.stderr)
-    if problems:
-        print(f"{version}: sources are not formatted; run: tools/course format --fix", file=sys.stderr)
-        return EXIT_ERRORS
-    print(f"{version}: every source formatted" + (" (fixed)" if args.fix else ""))
+    version, count = lint.check_format(fix=args.fix)
+    print(f"format: {version}: {count} source(s) formatted" + (" (fixed)" if args.fix else ""))
     return EXIT_OK
 
 
 def cmd_sass(args) -> int:
     from . import sass
 
-    lessons = manifest.load()
-    lesson = manifest.find(lessons, "day77_cluster_reduction")
-    binary = Path(args.binary or lesson.binary)
-    problems = sass.check(binary)
-    for p in problems:
-        print(f"sass: {p}", file=sys.stderr)
-    if problems:
-        return EXIT_ERRORS
-    print(f"sass: {display_path(binary)} holds the cluster instructions day 77 describes")
+    lessons, _ = _lessons()
+    checked = sass.check_all(lessons)
+    print(f"sass: {checked} declared expectation(s) hold in the built binaries")
     return EXIT_OK
 
 
@@ -250,80 +308,133 @@ def cmd_bench(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    fmt = argparse.ArgumentDefaultsHelpFormatter
     p = Parser(prog="course", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
+    sub = p.add_subparsers(dest="command", required=True, parser_class=Parser, metavar="COMMAND")
+    b = str(manifest.build_dir())
 
-    s = sub.add_parser("snippets", help="extract // snippet: regions into Markdown artifacts")
-    s.add_argument("files", nargs="*", help="source files (default: every lesson's .cu)")
-    s.add_argument("-o", "--output", default=str(manifest.build_dir() / "snippets"))
-    s.add_argument("--check", action="store_true", help="exit 3 if an artifact is out of date")
+    s = sub.add_parser("snippets", help="extract // snippet: regions into Markdown artifacts", formatter_class=fmt,
+                       description="Extracts every `// snippet: NAME` region of the lessons (or of FILES) into NAME.md.")
+    s.add_argument("files", nargs="*", help="source files to extract instead of the lessons'; needs one --lesson")
+    s.add_argument("--lesson", action="append", help="a lesson (repeatable); default: every lesson")
+    s.add_argument("-o", "--output", default=f"{b}/snippets", help="the folder to write (a folder this tool made, or a new one)")
+    s.add_argument("--check", action="store_true", help="write nothing; exit 3 if an artifact is out of date")
     s.set_defaults(func=cmd_snippets)
 
-    s = sub.add_parser("render", help="generate each lesson's README.md from README.md.j2")
-    s.add_argument("--lesson", action="append", help="only this lesson (repeatable)")
-    s.add_argument("--check", action="store_true", help="exit 3 if a page is out of date")
+    s = sub.add_parser("render", help="write each lesson's README.md (and the README's day table)", formatter_class=fmt,
+                       description="Renders lessons/*/README.md.j2 with the promoted evidence into README.md.")
+    s.add_argument("--lesson", action="append", help="only this lesson (repeatable); default: every lesson")
+    s.add_argument("--check", action="store_true", help="write nothing; exit 3 if a page is out of date")
     s.set_defaults(func=cmd_render)
 
-    s = sub.add_parser("standalone", help="single-file copies for Compiler Explorer")
-    s.add_argument("-o", "--output", default=str(manifest.build_dir() / "standalone"))
-    s.add_argument("--check", action="store_true")
+    s = sub.add_parser("prose", help="every number in a page's prose comes from a page helper", formatter_class=fmt,
+                       description="Renders every page and fails (exit 1) on a number typed into its prose that no "
+                                   "page helper produced and that is not in its lesson.toml [page] constants.")
+    s.add_argument("--lesson", action="append", help="only this lesson (repeatable); default: every lesson")
+    s.set_defaults(func=cmd_prose)
+
+    s = sub.add_parser("standalone", help="single-file copies of each day for Compiler Explorer", formatter_class=fmt)
+    s.add_argument("-o", "--output", default=f"{b}/standalone", help="the folder to write")
+    s.add_argument("--check", action="store_true", help="write nothing; exit 3 if a file is out of date")
     s.set_defaults(func=cmd_standalone)
 
-    e = sub.add_parser("evidence", help="record, promote and verify hardware runs")
-    esub = e.add_subparsers(dest="evidence_command", required=True, parser_class=Parser)
-    r = esub.add_parser("record", help="run a built lesson on this GPU and write a record")
-    r.add_argument("--lesson", required=True)
+    s = sub.add_parser("new", help="scaffold a new day that builds and passes every test", formatter_class=fmt)
+    s.add_argument("name", help="the lesson, dayNN_topic (lower-case letters, digits, underscores)")
+    s.add_argument("--topic", default="", help="one line for the day's title (default: from the name)")
+    s.add_argument("--min-cc", default="7.5", help="the minimum compute capability")
+    s.set_defaults(func=cmd_new)
+
+    e = sub.add_parser("evidence", help="record, promote, verify and compare hardware runs")
+    esub = e.add_subparsers(dest="evidence_command", required=True, parser_class=Parser, metavar="ACTION")
+    r = esub.add_parser("record", help="build and run a lesson on this GPU and write a record", formatter_class=fmt)
+    r.add_argument("--lesson", required=True, help="the lesson to run")
     r.add_argument("--tag", required=True, help="names this hardware run, e.g. h200-2026-11-30")
-    r.add_argument("--commit", help="the commit the tree is (required where .git has no history)")
+    r.add_argument("--commit", help="the commit the tree is; only where git has no history here")
     g = r.add_mutually_exclusive_group()
-    g.add_argument("--clean", dest="clean", action="store_true", default=None, help="the tree matches --commit")
+    g.add_argument("--clean", dest="clean", action="store_true", default=None,
+                   help="the tree matches --commit; only where git has no history here")
     g.add_argument("--dirty", dest="clean", action="store_false", help="the tree has uncommitted changes")
-    r.add_argument("--binary", help="the built program (default: from the manifest)")
+    r.add_argument("--build-dir", default=None, help=f"the configured build to build and run from (default: {b})")
+    r.add_argument("--no-profile", action="store_true", help="skip the ncu step")
+    r.add_argument("--no-timeline", action="store_true", help="skip the timeline build's run")
+    r.add_argument("--review", help="the summary tools/course review wrote, to store with the record")
     r.add_argument("args", nargs="*", help="extra arguments for the lesson (after --)")
     r.set_defaults(func=cmd_record)
-    r = esub.add_parser("promote", help="the reviewer's gate")
-    r.add_argument("--lesson", required=True)
-    r.add_argument("--tag", required=True)
-    r.add_argument("--by", required=True, help="the reviewer's name")
+    r = esub.add_parser("promote", help="the reviewer's gate: check every rule, sign, promote", formatter_class=fmt)
+    r.add_argument("--lesson", required=True, help="the lesson")
+    r.add_argument("--tag", required=True, help="the record's tag")
+    r.add_argument("--by", required=True, help="the reviewer's name, as it will show on the page")
+    r.add_argument("--key", required=True, help="the reviewer's private SSH key (never in the repository)")
     r.set_defaults(func=cmd_promote)
-    r = esub.add_parser("verify", help="exit 4 if promoted evidence is stale, altered or missing")
+    r = esub.add_parser("verify", help="exit 4 if promoted evidence is stale, altered, unsigned or missing")
     r.set_defaults(func=cmd_verify)
     r = esub.add_parser("status", help="each lesson's evidence state")
     r.set_defaults(func=cmd_status)
+    r = esub.add_parser("compare", help="two records of a lesson, row by row, by the comparison rule", formatter_class=fmt)
+    r.add_argument("lesson", help="the lesson")
+    r.add_argument("tag_a", help="the first record's tag (the verdicts say what it is against the second)")
+    r.add_argument("tag_b", help="the second record's tag")
+    r.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    r.set_defaults(func=cmd_compare)
+    r = esub.add_parser("add-reviewer", help="add a reviewer's public key to evidence/allowed_signers", formatter_class=fmt)
+    r.add_argument("--principal", required=True, help="the reviewer's id in signatures, e.g. name@example.org")
+    r.add_argument("--key", required=True, help="the reviewer's public key file (.pub)")
+    r.add_argument("--name", default="", help="the reviewer's name, kept as a comment")
+    r.set_defaults(func=cmd_add_reviewer)
+
+    s = sub.add_parser("review", help="the hardware review on a GPU machine (sanitizers, negative builds)",
+                       formatter_class=fmt)
+    s.add_argument("--build-dir", default=str(ROOT / "build-gpu"), help="the gpu-only preset's build folder")
+    s.add_argument("-o", "--output", default=None, help="the summary to write (default: BUILD_DIR/review.json)")
+    s.set_defaults(func=cmd_review)
 
     s = sub.add_parser("lint", help="the one-header rule")
     s.set_defaults(func=cmd_lint)
-    s = sub.add_parser("format", help="clang-format check (pinned version)")
-    s.add_argument("--fix", action="store_true")
+    s = sub.add_parser("format", help="clang-format check of every source (pinned version)", formatter_class=fmt)
+    s.add_argument("--fix", action="store_true", help="rewrite the sources instead of checking them")
     s.set_defaults(func=cmd_format)
-    s = sub.add_parser("sass", help="check day 77's cluster instructions in its binary")
-    s.add_argument("--binary")
+    s = sub.add_parser("sass", help="check each lesson's declared machine-code expectations")
     s.set_defaults(func=cmd_sass)
 
     s = sub.add_parser("site", help="the static site")
-    ssub = s.add_subparsers(dest="site_command", required=True, parser_class=Parser)
-    b = ssub.add_parser("build")
-    b.add_argument("-o", "--output", default=str(manifest.build_dir() / "site"))
-    b = ssub.add_parser("test", help="open the built site in headless Chromium")
-    b.add_argument("-o", "--output", default=str(manifest.build_dir() / "site"))
-    b.add_argument("--screenshots", default=str(manifest.build_dir() / "screenshots"))
+    ssub = s.add_subparsers(dest="site_command", required=True, parser_class=Parser, metavar="ACTION")
+    x = ssub.add_parser("build", help="build the site with MkDocs (warnings are errors)", formatter_class=fmt)
+    x.add_argument("-o", "--output", default=f"{b}/site", help="the folder to write")
+    x = ssub.add_parser("test", help="open the built site in headless Chromium", formatter_class=fmt)
+    x.add_argument("-o", "--output", default=f"{b}/site", help="the built site")
+    x.add_argument("--screenshots", default=f"{b}/screenshots", help="where the screenshots go")
     s.set_defaults(func=cmd_site)
 
-    s = sub.add_parser("bench", help="time extraction and rendering of a generated course")
-    s.add_argument("--lessons", type=int, default=200)
-    s.add_argument("--snippets", type=int, default=10)
+    s = sub.add_parser("bench", help="time extraction and rendering of a generated course", formatter_class=fmt)
+    s.add_argument("--lessons", type=int, default=200, help="lessons to generate")
+    s.add_argument("--snippets", type=int, default=10, help="snippets per lesson")
     s.set_defaults(func=cmd_bench)
     return p
 
 
+def _interrupt(signum, frame):
+    raise Interrupted(signum)
+
+
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _interrupt)
     try:
+        args = build_parser().parse_args(argv)
         return args.func(args)
     except CourseError as e:
         report(e.diagnostics)
         return e.code
+    except (Interrupted, KeyboardInterrupt):
+        print("course: interrupted; earlier output left as it was", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except OSError as e:
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"course: error: {where}{e.strerror or e}", file=sys.stderr)
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":
     sys.exit(main())
+
+del Diagnostic

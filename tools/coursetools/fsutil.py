@@ -1,15 +1,104 @@
-"""Writing files so that a crash never leaves half of one behind."""
+"""Reading and writing files as untrusted input allows.
+
+Reading: sources are regular files inside the repository. A symbolic
+link that leads outside it, a FIFO (which would block the read for ever),
+a device or a folder is refused with a one-line error.
+
+Writing: a tool writes whole folders only into folders it made itself.
+Each such folder carries a stamp file; a tool refuses to write into a
+folder that has no stamp unless it is empty, and never into the
+repository's root or a folder of tracked sources. A folder's new content
+is built beside it and swapped in, with SIGTERM and SIGINT held off for
+the two renames, so an interrupted run leaves the previous output whole
+and no temporary folder behind. Files get the umask's modes (0644 under
+022), not the 0600 of a temporary file.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
+import stat
+import subprocess
 import tempfile
 from pathlib import Path
 
+from .errors import Diagnostic, SourceError, UsageError, display_path
+
+STAMP = ".course-owned"
+STAMP_TEXT = (
+    "This folder was made by tools/course, which may replace all of it.\n"
+    "Do not keep your own files here.\n"
+)
+# The repository's folders of sources: no tool ever writes a folder into
+# them (the pages and figures render writes are single named files).
+PROTECTED = ("lessons", "common", "evidence", "tools", "research", "cmake", ".git")
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def file_mode() -> int:
+    return 0o666 & ~_umask()
+
+
+def dir_mode() -> int:
+    return 0o777 & ~_umask()
+
+
+# ----------------------------------------------------------------------
+# Reading
+# ----------------------------------------------------------------------
+
+
+def read_source(path: str | os.PathLike, root: Path) -> bytes:
+    """The bytes of a regular file inside `root`, or a SourceError that
+    says why not."""
+    shown = display_path(path)
+    p = Path(path)
+    try:
+        real = p.resolve(strict=True)
+    except FileNotFoundError:
+        raise SourceError(Diagnostic(shown, 0, 0, f"no such file; expected a lesson source file")) from None
+    except (OSError, RuntimeError) as e:
+        raise SourceError(Diagnostic(shown, 0, 0, f"cannot be resolved ({e}); expected a regular file")) from None
+    root = Path(root).resolve()
+    if real != root and root not in real.parents:
+        raise SourceError(Diagnostic(shown, 0, 0, f"leads outside the repository (to {real}); " "expected a file inside it (a symbolic link out of the tree is refused)"))
+    try:
+        st = os.stat(real)
+    except OSError as e:
+        raise SourceError(Diagnostic(shown, 0, 0, f"cannot be read: {e.strerror}")) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise SourceError(Diagnostic(shown, 0, 0, f"is a folder; expected a lesson source file"))
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device or socket"
+        raise SourceError(Diagnostic(shown, 0, 0, f"is {kind}, not a regular file; expected a lesson source file"))
+    # O_NONBLOCK: should the file be swapped for a FIFO after the check,
+    # the open returns at once and fstat refuses it.
+    fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise SourceError(Diagnostic(shown, 0, 0, f"is not a regular file; expected a lesson source file"))
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read()
+    finally:
+        os.close(fd)
+
+
+# ----------------------------------------------------------------------
+# Writing single files
+# ----------------------------------------------------------------------
+
 
 def write_atomic(path: Path, data: str | bytes) -> None:
-    """Writes to a temporary file beside `path`, then renames it over."""
+    """Writes to a temporary file beside `path`, then renames it over; the
+    file gets the umask's mode."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     raw = data.encode("utf-8") if isinstance(data, str) else data
@@ -18,10 +107,11 @@ def write_atomic(path: Path, data: str | bytes) -> None:
         with os.fdopen(fd, "wb") as f:
             f.write(raw)
             f.flush()
+            os.fchmod(f.fileno(), file_mode())
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
-        if os.path.exists(tmp):
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
 
@@ -37,6 +127,7 @@ def create_new_atomic(path: Path, data: str) -> bool:
         with os.fdopen(fd, "wb") as f:
             f.write(data.encode("utf-8"))
             f.flush()
+            os.fchmod(f.fileno(), file_mode())
             os.fsync(f.fileno())
         try:
             os.link(tmp, path)
@@ -44,40 +135,143 @@ def create_new_atomic(path: Path, data: str) -> bool:
             return False
         return True
     finally:
-        os.unlink(tmp)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
 
 
-def replace_tree(final: Path, files: dict[str, str]) -> None:
-    """Writes `files` (relative name -> text) as the whole content of the
-    folder `final`: built in a temporary folder beside it, then swapped in."""
-    final = Path(final)
-    if _same_tree(final, files):
-        return
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{final.name}."))
+# ----------------------------------------------------------------------
+# Writing whole folders
+# ----------------------------------------------------------------------
+
+
+def _tracked_files_under(folder: Path, root: Path) -> bool:
     try:
-        for name, text in files.items():
+        rel = folder.resolve().relative_to(root.resolve())
+    except ValueError:
+        return False
+    try:
+        out = subprocess.run(
+            ["git", "ls-files", "--", str(rel) if str(rel) != "." else "."],
+            cwd=root, capture_output=True, text=True, timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return out.returncode == 0 and bool(out.stdout.strip())
+
+
+def check_output_folder(out: Path, root: Path) -> None:
+    """Raises UsageError (exit 2) unless a tool may write the folder `out`:
+    never the repository's root, an ancestor of it, a folder of sources or
+    one holding tracked files; only a folder this tool made (it has the
+    stamp), an empty one, or one that does not exist yet."""
+    shown = display_path(out)
+    out = Path(out)
+    root = Path(root).resolve()
+    if out.is_symlink():
+        raise UsageError(f"{shown}: error: is a symbolic link; refusing to write through it; choose a real folder")
+    real = out.resolve()
+    if real == root or real in root.parents:
+        raise UsageError(
+            f"{shown}: error: is the repository or holds it; refusing to write there; "
+            "choose a folder under build/ (the default)"
+        )
+    if root in real.parents:
+        top = real.relative_to(root).parts[0]
+        if top in PROTECTED:
+            raise UsageError(
+                f"{shown}: error: is inside {top}/, which holds the course's sources; "
+                "refusing to write there; choose a folder under build/ (the default)"
+            )
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"{shown}: error: exists and is not a folder; expected a folder to write")
+    if out.is_dir() and not (out / STAMP).is_file() and any(out.iterdir()):
+        raise UsageError(
+            f"{shown}: error: was not made by tools/course (no {STAMP} in it) and is not empty; "
+            "refusing to write into it; choose an empty or new folder"
+        )
+    if out.is_dir() and _tracked_files_under(out, root):
+        raise UsageError(f"{shown}: error: holds files git tracks; refusing to write into it")
+
+
+def ensure_owned_folder(out: Path, root: Path) -> Path:
+    """Checks `out`, creates it (with the umask's mode) and stamps it."""
+    check_output_folder(out, root)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    stamp = out / STAMP
+    if not stamp.is_file():
+        write_atomic(stamp, STAMP_TEXT)
+    return out
+
+
+@contextlib.contextmanager
+def signals_held():
+    """Holds SIGTERM, SIGINT and SIGHUP off for the few system calls of a
+    swap, so they cannot land between its two renames."""
+    sigs = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def replace_tree(final: Path, files: dict[str, str | bytes], root: Path) -> bool:
+    """Makes `files` (relative name -> content) the whole content of the
+    folder `final`, plus its stamp. Returns False when nothing changed."""
+    final = Path(final)
+    check_output_folder(final, root)
+    if _same_tree(final, files):
+        return False
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{final.name}.new-"))
+    old = None
+    try:
+        os.chmod(tmp, dir_mode())
+        for name, content in {**files, STAMP: STAMP_TEXT}.items():
             p = tmp / name
+            if p.resolve().parent != tmp.resolve() and tmp.resolve() not in p.resolve().parents:
+                raise UsageError(f"{name}: error: not a plain name inside the output folder")
             p.parent.mkdir(parents=True, exist_ok=True)
-            p.write_bytes(text.encode("utf-8"))
-        old = None
-        if final.exists():
-            old = final.with_name(f".{final.name}.old.{os.getpid()}")
-            os.replace(final, old)
-        os.replace(tmp, final)
+            os.chmod(p.parent, dir_mode())
+            p.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
+            os.chmod(p, file_mode())
+        with signals_held():
+            if final.exists():
+                old = final.with_name(f".{final.name}.old-{os.getpid()}")
+                os.replace(final, old)
+            os.replace(tmp, final)
         if old is not None:
             shutil.rmtree(old)
+        return True
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
+        if old is not None and old.exists() and not final.exists():
+            os.replace(old, final)
         raise
 
 
-def _same_tree(final: Path, files: dict[str, str]) -> bool:
-    """True when `final` already holds exactly `files`: a rebuild of an
-    unchanged lesson then writes nothing."""
+def _same_tree(final: Path, files: dict[str, str | bytes]) -> bool:
+    """True when `final` already holds exactly `files` (and the stamp): a
+    rebuild of an unchanged lesson then writes nothing."""
     if not final.is_dir():
         return False
     present = {p.relative_to(final).as_posix() for p in final.rglob("*") if p.is_file()}
-    if present != set(files):
+    if present != set(files) | {STAMP}:
         return False
-    return all((final / name).read_bytes() == text.encode("utf-8") for name, text in files.items())
+    for name, content in files.items():
+        raw = content.encode("utf-8") if isinstance(content, str) else content
+        if (final / name).read_bytes() != raw:
+            return False
+    return True
+
+
+def cleanup_stale_temporaries(folder: Path) -> None:
+    """Removes `.NAME.new-*` and `.NAME.old-*` folders a killed run (SIGKILL,
+    a power cut) may have left beside its output."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return
+    for p in folder.iterdir():
+        if p.is_dir() and p.name.startswith(".") and (".new-" in p.name or ".old-" in p.name):
+            shutil.rmtree(p, ignore_errors=True)

@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .diagnostics import Diagnostic
+from .errors import Diagnostic, SourceError, UsageError
 from .manifest import ROOT
 
 OWN_MACRO_RE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(CUDA_CHECK|timeKernel)\b", re.MULTILINE)
@@ -53,20 +53,30 @@ def clang_format_binary() -> str | None:
 
 
 def format_files(root: Path = ROOT) -> list[Path]:
-    return sorted(list((root / "common").glob("*.cuh")) + list((root / "lessons").rglob("*.cu")))
+    """Every C++ source of the course: the header, the lessons and the
+    research experiments."""
+    return sorted(
+        list((root / "common").glob("*.cuh"))
+        + list((root / "lessons").rglob("*.cu"))
+        + list((root / "research" / "experiments").glob("*.cu"))
+    )
 
 
-def check_format(root: Path = ROOT, fix: bool = False) -> tuple[list[str], str]:
+def check_format(root: Path = ROOT, fix: bool = False) -> tuple[str, int]:
+    """The pinned clang-format's verdict on every source: returns its
+    version and the number of files, or raises SourceError naming each
+    place that differs and the command that fixes it."""
     binary = clang_format_binary()
     if binary is None:
-        return ["clang-format not found; the configure step installs the pinned wheel into build/venv"], ""
+        raise UsageError("clang-format not found; the configure step installs the pinned wheel into build/venv "
+                         "(cmake --preset course)")
     version = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip()
     files = [str(p) for p in format_files(root)]
     if fix:
         subprocess.run([binary, "-i", "--style=file", *files], check=True)
-        return [], version
+        return version, len(files)
     proc = subprocess.run([binary, "--dry-run", "--Werror", "--style=file", *files], capture_output=True, text=True)
-    if proc.returncode == 0:
-        return [], version
-    problems = [l for l in proc.stderr.splitlines() if ": error:" in l]
-    return problems or [proc.stderr.strip()], version
+    if proc.returncode != 0:
+        problems = [l for l in proc.stderr.splitlines() if ": error:" in l] or [proc.stderr.strip()]
+        raise SourceError(problems + [f"{version}: sources are not formatted; run: tools/course format --fix"])
+    return version, len(files)

@@ -27,8 +27,9 @@ from pathlib import Path
 
 from . import evidence as ev
 from . import manifest
-from .diagnostics import EXIT_ERRORS, EXIT_OK, EXIT_USAGE
-from .fsutil import replace_tree
+from . import explorer, standalone
+from .errors import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, display_path
+from .fsutil import ensure_owned_folder, replace_tree
 from .manifest import ROOT
 
 SITE_NAME = "CUDA, day by day"
@@ -42,10 +43,11 @@ use_directory_urls: true
 strict: true
 theme:
   name: material
-  features: [navigation.sections, search.highlight, content.code.copy]
+  features: [navigation.sections, search.highlight, content.code.copy, toc.integrate]
   palette:
     primary: green
 extra_css: [course.css]
+extra_javascript: [course.js]
 markdown_extensions:
   - admonition
   - tables
@@ -67,12 +69,45 @@ nav:
 """
 
 # The UNVERIFIED notice must not be mistaken for a verified page: a red
-# band, a warning word, and a border down the whole admonition.
+# band, a warning word, and a border down the whole admonition. At 1280 px
+# the text column takes the width the table of contents had (it moves into
+# the navigation), long code lines wrap instead of hiding, wide tables
+# scroll inside themselves, and the copy button sits above the code, not
+# on its first line.
 COURSE_CSS = """\
 .md-typeset .admonition.unverified { border: 3px solid #c62828; background: #fff3f3; }
 .md-typeset .unverified > .admonition-title { background: #c62828; color: #fff; font-weight: 700; }
 .md-typeset .unverified > .admonition-title::before { background-color: #fff; }
 .md-typeset .admonition.verified { border-left: 6px solid #2e7d32; }
+.md-grid { max-width: 1440px; }
+.md-typeset pre > code { white-space: pre-wrap; overflow-wrap: anywhere; padding-top: 2.2em; }
+.md-typeset .md-clipboard { top: 0.3em; }
+.md-typeset table:not([class]) { font-size: 0.72rem; }
+.md-typeset table:not([class]) td, .md-typeset table:not([class]) th { padding: 0.5em 0.7em; }
+.md-typeset .md-typeset__table { width: 100%; }
+.md-typeset .md-typeset__table table:not([class]) { display: table; width: 100%; }
+.md-typeset img { max-width: 100%; height: auto; }
+"""
+
+# For the browser test: with #course-check in the address, the page
+# writes into the DOM which code blocks and tables overflow their box
+# (content cut off or hidden behind a scroll bar) and its full height.
+COURSE_JS = """\
+window.addEventListener("load", function () {
+  if (location.hash !== "#course-check") return;
+  var cut = [];
+  document.querySelectorAll(".md-content pre, .md-content table, .md-content img").forEach(function (el, i) {
+    var box = el.closest(".md-typeset__scrollwrap") || el.parentElement;
+    if (el.scrollWidth > el.clientWidth + 1 || el.getBoundingClientRect().right > box.getBoundingClientRect().right + 1) {
+      cut.push(el.tagName.toLowerCase() + " " + i + ": " + (el.textContent || el.getAttribute("src") || "").slice(0, 60));
+    }
+  });
+  var out = document.createElement("pre");
+  out.id = "course-check";
+  out.textContent = JSON.stringify({cut: cut, height: document.documentElement.scrollHeight,
+                                    width: document.documentElement.scrollWidth});
+  document.body.appendChild(out);
+});
 """
 
 LINK_RE = re.compile(r"\]\((?P<target>[^)\s]+)\)")
@@ -144,29 +179,26 @@ def _index(lessons) -> str:
 
 
 def collect(lessons, standalone_dir: Path) -> dict[str, str | bytes]:
-    files: dict[str, str | bytes] = {"docs/index.md": _index(lessons), "docs/course.css": COURSE_CSS}
+    files: dict[str, str | bytes] = {"docs/index.md": _index(lessons), "docs/course.css": COURSE_CSS,
+                                     "docs/course.js": COURSE_JS}
     for l in lessons:
         name = Path(l.dir).name
         page = (l.path / "README.md").read_text(encoding="utf-8")
         sources = {os.path.basename(s) for s in l.sources}
         page = _admonitions(_rewrite_links(page, l, sources))
-        if not ev.state_of(l).valid:
-            # Said at the top too, so no reader takes the prose's numbers
-            # (which read "unmeasured") or its claims for a verified run.
-            page = re.sub(
-                r"^(# .*\n)",
-                r'\1\n!!! unverified "UNVERIFIED"\n\n    No promoted run on real hardware matches this '
-                r"page's sources; see *Expected output* below.\n",
-                page, count=1, flags=re.MULTILINE)
         alone = standalone_dir / f"{l.target}.cu"
         if alone.exists():
+            text = alone.read_text(encoding="utf-8")
+            url = explorer.link(text, l.nvcc_flags)
             page = page.replace(
                 "\n## Build and run\n",
-                f"\n!!! note \"Compiler Explorer\"\n\n    The single-file copy for an embed, with the shared header inlined: "
-                f"[{l.target}.cu]({l.target}.cu)\n\n## Build and run\n",
+                "\n!!! note \"Compiler Explorer\"\n\n"
+                f'    <a href="{html.escape(url, quote=True)}">Open this day in Compiler Explorer</a> '
+                f"(the whole program in the link, with its flags: `{l.nvcc_flags}`), or read the single file "
+                f"it opens: [{l.target}.cu]({l.target}.cu), the shared header inlined.\n\n## Build and run\n",
                 1,
             )
-            files[f"docs/{name}/{l.target}.cu"] = alone.read_text(encoding="utf-8")
+            files[f"docs/{name}/{l.target}.cu"] = text
         files[f"docs/{name}/index.md"] = page
         files[f"docs/{name}/source.md"] = _source_page(l)
         for svg in sorted((l.path / "figures").glob("*.svg")):
@@ -189,8 +221,10 @@ def build(out: Path) -> int:
     nav.append("  - Research:")
     for note in sorted((ROOT / "research").glob("*.md")):
         nav.append(f"    - research/{note.name}")
-    files["mkdocs.yml"] = MKDOCS_YML.format(site_name=SITE_NAME, site_dir=str(out.resolve()), nav="\n".join(nav))
-    replace_tree(work, {k: v for k, v in files.items()})
+    files["mkdocs.yml"] = MKDOCS_YML.format(site_name=SITE_NAME, site_dir=json.dumps(str(out.resolve())), nav="\n".join(nav))
+    ensure_owned_folder(work, ROOT)
+    replace_tree(work, {k: v for k, v in files.items()}, ROOT)
+    ensure_owned_folder(out, ROOT)
     mkdocs = Path(sys.prefix) / "bin" / "mkdocs"
     if not mkdocs.exists():
         print("site: mkdocs is not installed; the configure step installs it into build/venv", file=sys.stderr)
@@ -285,7 +319,45 @@ def link_problems(dom: str, url: str, lesson: manifest.Lesson) -> list[str]:
         alone = urllib.request.urlopen(url + f"{lesson.target}.cu", timeout=30).read().decode()
         if '#include "course.cuh"' in alone:
             problems.append("the Compiler Explorer file still includes course.cuh")
+        m = re.search(r'href="(https://godbolt\.org/#[^"]+)"', dom)
+        if not m:
+            problems.append("no Open in Compiler Explorer link")
+        else:
+            source, _, _ = explorer.decode(html.unescape(m.group(1)))
+            if source != alone:
+                problems.append("the Compiler Explorer link does not carry the single-file program")
     return problems
+
+
+def _layout_and_screenshots(chromium: str, base: str, lesson, shots: Path) -> int:
+    """At 1280 px: nothing cut off (code, tables, figures); for lessons
+    that ask for it in lesson.toml, a screenshot of the top of the page
+    and one of all of it."""
+    url = f"{base}/{Path(lesson.dir).name}/"
+    dom = _chromium(chromium, "--window-size=1280,1000", "--dump-dom", url + "#course-check").stdout
+    m = re.search(r'<pre id="course-check">(.*?)</pre>', dom, re.S)
+    if not m:
+        print(f"site test: day {lesson.day}: the layout check did not run (no #course-check result)", file=sys.stderr)
+        return 1
+    check = json.loads(html.unescape(m.group(1)))
+    problems = [f"cut off at 1280 px: {c}" for c in check["cut"]]
+    if check["width"] > 1280:
+        problems.append(f"the page is {check['width']} px wide at a 1280 px window")
+    for p in problems:
+        print(f"site test: day {lesson.day} ({url}): {p}", file=sys.stderr)
+    if not lesson.info.screenshot:
+        return len(problems)
+    ensure_owned_folder(shots, ROOT)
+    name = Path(lesson.dir).name
+    height = min(int(check["height"]) + 40, 60000)
+    for shot, size in ((shots / f"{name}.png", "1280,2400"), (shots / f"{name}-full.png", f"1280,{height}")):
+        _chromium(chromium, f"--screenshot={shot}", f"--window-size={size}", url)
+        if shot.exists() and shot.stat().st_size > 10_000:
+            print(f"site test: day {lesson.day}: screenshot {display_path(shot)} ({size.replace(',', ' x ')} px)")
+        else:
+            print(f"site test: day {lesson.day}: no screenshot at {display_path(shot)}", file=sys.stderr)
+            problems.append("screenshot")
+    return len(problems)
 
 
 def browser_test(site: Path, shots: Path) -> int:
@@ -322,24 +394,9 @@ def browser_test(site: Path, shots: Path) -> int:
             if not problems:
                 print(f"site test: day {l.day}: title, highlighted code, "
                       + ("plot and provenance" if ev.state_of(l).valid else "UNVERIFIED notice")
-                      + ", snippet links to source lines, Compiler Explorer file")
-        day77 = next((l for l in lessons if l.day == 77), None)
-        if day77 is not None:
-            shots.mkdir(parents=True, exist_ok=True)
-            shot = shots / "day77.png"
-            _chromium(chromium, f"--screenshot={shot}", "--window-size=1280,2400",
-                      f"{base}/{Path(day77.dir).name}/")
-            # A second one of the whole page: the output section, with its
-            # provenance (or the UNVERIFIED notice) and plots, is far down.
-            shot_out = shots / "day77-full.png"
-            _chromium(chromium, f"--screenshot={shot_out}", "--window-size=1280,16000",
-                      f"{base}/{Path(day77.dir).name}/")
-            for s in (shot, shot_out):
-                if s.exists() and s.stat().st_size > 10_000:
-                    print(f"site test: screenshot of day 77 saved to {s}")
-                else:
-                    print(f"site test: no screenshot of day 77 at {s}", file=sys.stderr)
-                    failures += 1
+                      + ", snippet links to source lines, Compiler Explorer link and file")
+        for l in lessons:
+            failures += _layout_and_screenshots(chromium, base, l, shots)
     finally:
         server.shutdown()
     if failures:

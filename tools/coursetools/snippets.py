@@ -1,17 +1,21 @@
 """The snippet extractor: `// snippet: NAME` ... `// end snippet` regions.
 
-Rules (DESIGN.md, "Snippets"; issue 3):
-  - markers are whole-line `//` comments; `// snippet: NAME` opens,
+Rules:
+  - markers are whole-line `//` comments in code: `// snippet: NAME` opens,
     `// end snippet` closes the innermost region, `// end snippet: NAME`
     closes it and must name it;
-  - names are lower-case letters, digits and single hyphens;
+  - names are lower-case letters, digits and single hyphens, at most 64
+    characters (an artifact's file name is NAME.md);
   - regions nest, and marker lines never appear in any artifact;
-  - names are unique within a lesson;
-  - CRLF sources extract exactly like LF ones.
+  - names are unique within a lesson (its sources and the shared header);
+  - CRLF sources extract exactly like LF ones; a UTF-8 byte-order mark is
+    allowed; a NUL byte is an error.
 
-Everything that looks like a marker but is not one (`//snippet:x`,
-`// snipet: x`, `// Snippet: x`, a marker in a `/* */` comment or after
-code, a bad name) is an error, never skipped silently.
+What looks like a marker but is not one (`//snippet:x`, `// snipet: x`,
+`// Snippet: x`, a marker in a `/* */` comment or after code, a bad name)
+is an error, never skipped silently. Text inside a string literal, raw
+strings included, is data: a marker-like line there is neither a marker
+nor an error.
 """
 
 from __future__ import annotations
@@ -22,17 +26,21 @@ import os
 import re
 from pathlib import Path
 
-from .diagnostics import Diagnostic, display_path
+from . import cpplex
+from .errors import Diagnostic
+from .fsutil import read_source
 
 NAME_RE = r"[a-z0-9]+(?:-[a-z0-9]+)*"
+MAX_NAME = 64
 OPEN_RE = re.compile(r"^(?P<indent>[ \t]*)// snippet: (?P<name>" + NAME_RE + r")[ \t]*$")
 CLOSE_RE = re.compile(r"^(?P<indent>[ \t]*)// end snippet(?:: (?P<name>" + NAME_RE + r"))?[ \t]*$")
-
-# Anything that might have been meant as a marker: a comment opener, an
-# optional "end", then a word close to "snippet" (any case, any spacing).
-SUSPECT_RE = re.compile(
-    r"(?P<opener>//+|/\*+|^\s*\*)\s*(?P<end>end[\s_-]*)?(?P<word>[A-Za-z]{5,9})\b\s*:?",
-    re.IGNORECASE,
+# What a comment that may have been meant as a marker starts with, after
+# its opener: an optional "end", then a word close to "snippet". Anchored
+# at the comment's start, so the scan is linear.
+SUSPECT_RE = re.compile(r"(?P<end>end[\s_-]*)?(?P<word>[A-Za-z]{5,9})\b\s*(?P<colon>:?)", re.IGNORECASE)
+EXPECTED = (
+    "expected a whole-line '// snippet: NAME' or '// end snippet' "
+    "(NAME: lower-case letters, digits, hyphens)"
 )
 
 
@@ -56,7 +64,7 @@ def _looks_like_snippet(word: str, colon: bool) -> bool:
 @dataclasses.dataclass
 class Snippet:
     name: str
-    path: str  # as displayed / linked: relative to the repository root
+    path: str  # as displayed and linked: relative to the repository root
     start: int  # first content line, 1-based
     end: int  # last content line, 1-based
     open_line: int
@@ -75,7 +83,16 @@ class _Open:
     content: list[tuple[int, str]]
 
 
-def _decode(path: str, data: bytes) -> tuple[str | None, list[Diagnostic]]:
+def decode(path: str, data: bytes) -> tuple[str | None, list[Diagnostic]]:
+    """UTF-8 text with an optional byte-order mark; no NUL bytes."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        before = data[:nul]
+        line = before.count(b"\n") + 1
+        col = nul - (before.rfind(b"\n") + 1) + 1
+        return None, [Diagnostic(path, line, col, "NUL byte in the source; expected a UTF-8 text file")]
     try:
         return data.decode("utf-8"), []
     except UnicodeDecodeError as e:
@@ -84,9 +101,7 @@ def _decode(path: str, data: bytes) -> tuple[str | None, list[Diagnostic]]:
         col = e.start - (before.rfind(b"\n") + 1) + 1
         return None, [
             Diagnostic(
-                path,
-                line,
-                col,
+                path, line, col,
                 f"source is not valid UTF-8 (byte 0x{data[e.start]:02x}); expected a UTF-8 text file",
             )
         ]
@@ -101,24 +116,17 @@ def _dedent(path: str, content: list[tuple[int, str]], diags: list[Diagnostic]) 
         return [s for _, s in content]
     indents = [re.match(r"[ \t]*", s).group(0) for _, s in nonblank]
     width = min(len(i) for i in indents)
-    stripped = {i[:width] for i in indents}
-    if len(stripped) > 1:
-        # The common width is shared, but its characters are not: some
-        # lines indent with tabs where others use spaces.
-        first = indents[0][:width]
-        for (n, s), ind in zip(nonblank, indents):
-            if ind[:width] != first:
-                diags.append(
-                    Diagnostic(
-                        path,
-                        n,
-                        1,
-                        "indentation mixes tabs and spaces in the part dedent would strip; "
-                        "expected the same characters on every line of the region",
-                    )
+    first = indents[0][:width]
+    for (n, _), ind in zip(nonblank, indents):
+        if ind[:width] != first:
+            diags.append(
+                Diagnostic(
+                    path, n, 1,
+                    "indentation mixes tabs and spaces in the part dedent would strip; "
+                    "expected the same characters on every line of the region",
                 )
-                break
-        return [s for _, s in content]
+            )
+            return [s for _, s in content]
     return [_strip_indent(s, width) for _, s in content]
 
 
@@ -130,83 +138,147 @@ def _strip_indent(line: str, width: int) -> str:
     return line[width:]
 
 
+def _suspect(text: str, col: int, where: str, line_text: str) -> tuple[int, str] | None:
+    """A diagnostic when comment text (after its opener) names a snippet."""
+    m = SUSPECT_RE.match(text)
+    if m is None or not _looks_like_snippet(m.group("word"), bool(m.group("colon"))):
+        return None
+    if where == "block":
+        return col, f"snippet marker inside a /* */ comment is not a marker; {EXPECTED}"
+    if where == "after-code":
+        return col, f"snippet marker after code on the same line is not a marker; {EXPECTED}"
+    rest = line_text.strip()
+    word = m.group("word")
+    if word != "snippet":
+        return col, f"'{rest}' looks like a snippet marker but '{word}' is not 'snippet'; {EXPECTED}"
+    end = m.group("end")
+    if end is not None and end.strip() != "end":
+        return col, f"'{rest}' is not a marker; {EXPECTED}"
+    if not m.group("colon") and end is None:
+        return col, f"'{rest}' is missing the ':' after 'snippet'; {EXPECTED}"
+    name_part = text[m.end():].strip()
+    if name_part and not re.fullmatch(NAME_RE, name_part):
+        shown = name_part if len(name_part) <= 80 else name_part[:77] + "..."
+        return col, f"snippet name '{shown}' is not valid; {EXPECTED}"
+    return col, f"'{rest}' is not a well-formed marker; {EXPECTED}"
+
+
+def _classify(text: str, lines: list[str]):
+    """For each line: 'inside' when it continues a multi-line comment or
+    literal (with the kind), else the line's comments and whether code
+    shares the line."""
+    inside: dict[int, str] = {}
+    comments: dict[int, list[cpplex.Token]] = {}
+    code_lines: set[int] = set()
+    for tok in cpplex.tokens(text):
+        kind = tok.kind
+        if kind in ("space", "newline"):
+            continue
+        if kind in ("line_comment", "block_comment"):
+            comments.setdefault(tok.line, []).append(tok)
+        else:
+            code_lines.add(tok.line)
+        span = tok.text.count("\n")
+        if span and kind in ("block_comment", "raw", "literal"):
+            for k in range(tok.line + 1, tok.line + span + 1):
+                inside[k] = "block" if kind == "block_comment" else "literal"
+    return inside, comments, code_lines
+
+
 def parse_source(path: str, data: bytes) -> tuple[list[Snippet], list[Diagnostic]]:
     """Parses one source file. `path` is how diagnostics and artifacts name it."""
-    text, diags = _decode(path, data)
+    text, diags = decode(path, data)
     if text is None:
         return [], diags
-    # CRLF and LF alike: split on either, keep no line endings.
+    text = text.replace("\r\n", "\n")
     raw_lines = text.split("\n")
     if raw_lines and raw_lines[-1] == "":
         raw_lines.pop()
     lines = [ln[:-1] if ln.endswith("\r") else ln for ln in raw_lines]
+    inside, comments, code_lines = _classify(text, lines)
 
     snippets: list[Snippet] = []
     stack: list[_Open] = []
-    in_block_comment = False
-
     for n, line in enumerate(lines, 1):
-        was_in_block = in_block_comment
-        in_block_comment = _block_comment_state(line, in_block_comment)
-
-        marker = "// " in line or "//s" in line or "//e" in line
-        m_open = OPEN_RE.match(line) if marker else None
-        m_close = CLOSE_RE.match(line) if marker and not m_open else None
-        if not was_in_block and m_open:
-            stack.append(_Open(m_open.group("name"), n, len(m_open.group("indent")) + 1, []))
-            continue
-        if not was_in_block and m_close:
-            col = len(m_close.group("indent")) + 1
-            name = m_close.group("name")
-            if not stack:
-                diags.append(
-                    Diagnostic(path, n, col, "'// end snippet' with no open region; expected a '// snippet: NAME' above it")
-                )
-                continue
-            top = stack[-1]
-            if name is not None and name != top.name:
-                diags.append(
-                    Diagnostic(
-                        path,
-                        n,
-                        col,
-                        f"'// end snippet: {name}' does not match the innermost open region "
-                        f"'{top.name}' (opened at line {top.line}); expected '// end snippet: {top.name}'",
-                    )
-                )
-                continue
-            stack.pop()
-            _finish(path, top, n, snippets, diags)
-            continue
-
-        problem = _near_miss(line, was_in_block)
+        problem = None
+        if n in inside:
+            if inside[n] == "block":
+                stripped = line.lstrip(" \t")
+                body = stripped.lstrip("*").lstrip() if stripped.startswith("*") else stripped
+                problem = _suspect(body, len(line) - len(stripped) + 1, "block", line)
+        else:
+            line_comments = comments.get(n, [])
+            whole_line = (
+                n not in code_lines
+                and len(line_comments) == 1
+                and line_comments[0].kind == "line_comment"
+            )
+            if whole_line:
+                m_open = OPEN_RE.match(line)
+                m_close = None if m_open else CLOSE_RE.match(line)
+                if m_open:
+                    name = m_open.group("name")
+                    col = len(m_open.group("indent")) + 1
+                    if len(name) > MAX_NAME:
+                        diags.append(Diagnostic(path, n, col, f"snippet name is {len(name)} characters long; expected at most {MAX_NAME}"))
+                        continue
+                    stack.append(_Open(name, n, col, []))
+                    continue
+                if m_close:
+                    _close(path, n, m_close, stack, snippets, diags)
+                    continue
+            for tok in line_comments:
+                if tok.kind == "line_comment":
+                    where = "whole" if whole_line else "after-code"
+                    body = tok.text.lstrip("/").lstrip()
+                else:
+                    where = "block"
+                    first = tok.text.split("\n", 1)[0]
+                    body = first[2:].lstrip("*").lstrip()
+                problem = _suspect(body, tok.col, where, line)
+                if problem:
+                    break
         if problem is not None:
-            col, message = problem
-            diags.append(Diagnostic(path, n, col, message))
+            diags.append(Diagnostic(path, n, problem[0], problem[1]))
             continue
-
         for region in stack:
             region.content.append((n, line))
 
     for region in stack:
         diags.append(
             Diagnostic(
-                path,
-                region.line,
-                region.col,
+                path, region.line, region.col,
                 f"snippet '{region.name}' is never closed; expected '// end snippet' before the end of the file",
             )
         )
     return snippets, diags
 
 
-def _finish(path: str, region: _Open, end_line: int, out: list[Snippet], diags: list[Diagnostic]) -> None:
+def _close(path, n, m_close, stack, snippets, diags) -> None:
+    col = len(m_close.group("indent")) + 1
+    name = m_close.group("name")
+    if not stack:
+        diags.append(Diagnostic(path, n, col, "'// end snippet' with no open region; expected a '// snippet: NAME' above it"))
+        return
+    top = stack[-1]
+    if name is not None and name != top.name:
+        diags.append(
+            Diagnostic(
+                path, n, col,
+                f"'// end snippet: {name}' does not match the innermost open region "
+                f"'{top.name}' (opened at line {top.line}); expected '// end snippet: {top.name}'",
+            )
+        )
+        return
+    stack.pop()
+    _finish(path, top, snippets, diags)
+
+
+def _finish(path: str, region: _Open, out: list[Snippet], diags: list[Diagnostic]) -> None:
     if not any(s.strip() for _, s in region.content):
         diags.append(
             Diagnostic(
-                path,
-                region.line,
-                region.col,
+                path, region.line, region.col,
                 f"snippet '{region.name}' is empty; expected at least one line of code between its markers",
             )
         )
@@ -223,117 +295,46 @@ def _finish(path: str, region: _Open, end_line: int, out: list[Snippet], diags: 
         content.pop()
     out.append(
         Snippet(
-            name=region.name,
-            path=path,
-            start=content[0][0],
-            end=content[-1][0],
-            open_line=region.line,
-            lines=[s for _, s in content],
+            name=region.name, path=path, start=content[0][0], end=content[-1][0],
+            open_line=region.line, lines=[s for _, s in content],
         )
     )
 
 
-def _block_comment_state(line: str, inside: bool) -> bool:
-    """Whether a /* */ comment is open after this line (strings are rare
-    enough in marker-bearing lines that a plain scan serves)."""
-    if not inside and "/*" not in line:
-        return False
-    i = 0
-    while i < len(line):
-        if inside:
-            j = line.find("*/", i)
-            if j < 0:
-                return True
-            inside = False
-            i = j + 2
-        else:
-            j_line = line.find("//", i)
-            j_block = line.find("/*", i)
-            if j_block < 0 or (0 <= j_line < j_block):
-                return False
-            inside = True
-            i = j_block + 2
-    return inside
+def extract(paths: list[str], root: Path, label: str) -> tuple[list[Snippet], list[Diagnostic]]:
+    """Parses every file of one lesson (`label` names it in messages) and
+    reports duplicate names. Paths in diagnostics and artifacts are
+    relative to `root`; each file must be a regular file inside it."""
+    from .errors import SourceError
 
-
-def _near_miss(line: str, in_block: bool) -> tuple[int, str] | None:
-    # A word within two edits of "snippet" keeps one of "sn", "ip", "pet"
-    # intact (three pieces, two edits): lines without any cannot match.
-    low = line.lower()
-    if "sn" not in low and "ip" not in low and "pet" not in low:
-        return None
-    expected = "expected a whole-line '// snippet: NAME' or '// end snippet' (NAME: lower-case letters, digits, hyphens)"
-    for m in SUSPECT_RE.finditer(line):
-        if not _looks_like_snippet(m.group("word"), m.group(0).rstrip().endswith(":")):
-            continue
-        raw = m.group("opener")
-        col = m.start("opener") + (len(raw) - len(raw.lstrip())) + 1
-        opener = m.group("opener").strip()
-        if in_block or opener.startswith("/*") or opener == "*":
-            return col, f"snippet marker inside a /* */ comment is not a marker; {expected}"
-        if line[: m.start()].strip():
-            return col, f"snippet marker after code on the same line is not a marker; {expected}"
-        # A whole-line // comment that names a snippet but is malformed.
-        rest = line[m.start():].strip()
-        if m.group("word") != "snippet":
-            return col, f"'{rest}' looks like a snippet marker but '{m.group('word')}' is not 'snippet'; {expected}"
-        if not m.group(0).rstrip().endswith(":") and m.group("end") is None:
-            return col, f"'{rest}' is missing the ':' after 'snippet'; {expected}"
-        name_part = line[m.end():].strip()
-        if m.group("end") is not None and m.group("end").strip() != "end":
-            return col, f"'{rest}' is not a marker; {expected}"
-        if name_part and not re.fullmatch(NAME_RE, name_part):
-            return col, f"snippet name '{name_part}' is not valid; {expected}"
-        return col, f"'{rest}' is not a well-formed marker; {expected}"
-    return None
-
-
-def extract_files(paths: list[str], root: str | os.PathLike) -> tuple[dict[str, list[Snippet]], list[Diagnostic]]:
-    """Parses every file; groups snippets by lesson (the file's folder) and
-    reports duplicates within a lesson. Paths in diagnostics and artifacts
-    are relative to `root` (the repository root)."""
     root = Path(root).resolve()
-    by_lesson: dict[str, list[Snippet]] = {}
+    found: list[Snippet] = []
     diags: list[Diagnostic] = []
     for p in paths:
-        full = Path(p).resolve()
-        shown = _rel(full, root)
         try:
-            data = full.read_bytes()
-        except FileNotFoundError:
-            diags.append(Diagnostic(display_path(p), 0, 0, "no such file; expected a lesson source file"))
+            data = read_source(p, root)
+        except SourceError as e:
+            diags.extend(e.diagnostics)
             continue
-        except IsADirectoryError:
-            diags.append(Diagnostic(display_path(p), 0, 0, "is a folder; expected a lesson source file"))
-            continue
-        found, errs = parse_source(shown, data)
+        full = Path(p).resolve()
+        shown = full.relative_to(root).as_posix()
+        snips, errs = parse_source(shown, data)
         diags.extend(errs)
-        lesson = full.parent.name
-        by_lesson.setdefault(lesson, []).extend(found)
-    for lesson, snips in by_lesson.items():
-        seen: dict[str, Snippet] = {}
-        for s in snips:
-            if s.name in seen:
-                first = seen[s.name]
-                diags.append(
-                    Diagnostic(
-                        s.path,
-                        s.open_line,
-                        1,
-                        f"duplicate snippet name '{s.name}' in lesson {lesson}; first defined at "
-                        f"{first.path}:{first.open_line}; expected names unique within a lesson",
-                    )
+        found.extend(snips)
+    seen: dict[str, Snippet] = {}
+    for s in found:
+        if s.name in seen:
+            first = seen[s.name]
+            diags.append(
+                Diagnostic(
+                    s.path, s.open_line, 1,
+                    f"duplicate snippet name '{s.name}' in lesson {label}; first defined at "
+                    f"{first.path}:{first.open_line}; expected names unique within a lesson",
                 )
-            else:
-                seen[s.name] = s
-    return by_lesson, diags
-
-
-def _rel(full: Path, root: Path) -> str:
-    try:
-        return full.relative_to(root).as_posix()
-    except ValueError:
-        return display_path(full)
+            )
+        else:
+            seen[s.name] = s
+    return found, diags
 
 
 def fence_for(lines: list[str]) -> str:
@@ -365,7 +366,3 @@ def artifact_text(snippet: Snippet, artifact_dir: Path, root: Path) -> str:
     link = _link(os.path.abspath(root / snippet.path), os.path.abspath(artifact_dir))
     header = f"<!-- generated by tools/course snippets from {snippet.path}; do not edit -->\n"
     return header + render_block(snippet, link)
-
-
-def lesson_sources(root: Path) -> list[str]:
-    return sorted(str(p) for p in (root / "lessons").glob("day*/*.cu"))

@@ -1,0 +1,111 @@
+"""A small C++ lexer, linear in the size of its input.
+
+Two tools need to know what in a source is code, what is a comment and
+what is a literal: the snippet extractor (a marker is a whole-line `//`
+comment in code, never text inside a raw string or a block comment) and
+the sources digest (comments and whitespace dropped, literals kept whole).
+
+One regular expression, run by finditer in C, finds every token. Each
+alternative is linear: a comment or literal that never closes runs to the
+end of the text in one match instead of being retried at every position,
+so a 1 MB line costs milliseconds, not minutes.
+
+The tokens are coarser than C++'s: a run of operator characters is one
+token (`+-` is one, `+ -` two). For the digest that errs the safe way: an
+edit that only adds a space inside such a run reads as a change of code,
+never the reverse.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+_LEX = re.compile(
+    r"""
+    (?P<space>[ \t\r\f\v]+|\\\r?\n)
+  | (?P<newline>\n)
+  | (?P<line_comment>//[^\n]*)
+  | (?P<block_comment>/\*(?s:.*?)\*/|/\*(?s:.*))
+  | (?P<raw>(?:u8|[uUL])?R"(?P<delim>[^()\\\s"]{0,16})\((?s:.*?)\)(?P=delim)"
+           |(?:u8|[uUL])?R"[^()\\\s"]{0,16}\((?s:.*))
+  | (?P<literal>(?:u8|[uUL])?"(?:[^"\\\n]|\\[^\n])*"?|(?:u8|[uUL])?'(?:[^'\\\n]|\\[^\n])*'?)
+  | (?P<word>[A-Za-z_$][A-Za-z0-9_$]*|\.?[0-9](?:[eEpP][+-]|'[0-9A-Za-z_]|[0-9A-Za-z_.])*)
+  | (?P<ops>[-+*/%^&|~!=<>?:.,;\#]+|[][{}()])
+  | (?P<other>.)
+    """,
+    re.VERBOSE,
+)
+
+
+class Token(NamedTuple):
+    kind: str  # space newline line_comment block_comment raw literal word ops other
+    text: str
+    start: int  # offset in the text
+    line: int  # 1-based line of its first character
+    col: int  # 1-based column of its first character
+
+
+def tokens(text: str):
+    """Every token of `text`, whitespace and comments included."""
+    line = 1
+    line_start = 0
+    for m in _LEX.finditer(text):
+        kind = m.lastgroup
+        if kind == "delim":  # a raw string reports its inner group last
+            kind = "raw"
+        tok = m.group()
+        start = m.start()
+        yield Token(kind, tok, start, line, start - line_start + 1)
+        if kind == "newline":
+            line += 1
+            line_start = start + 1
+        elif kind in ("block_comment", "raw", "space", "literal"):
+            newlines = tok.count("\n")
+            if newlines:
+                line += newlines
+                line_start = start + tok.rfind("\n") + 1
+
+
+def code_tokens(text: str) -> list[str]:
+    """The token stream the sources digest covers: comments and whitespace
+    dropped, literals kept whole, line continuations joined. Preprocessor
+    directives keep their line structure (a newline token ends each), and
+    a #define's name is joined to a `(` right after it, since
+    `#define F(x)` and `#define F (x)` mean different things."""
+    out: list[str] = []
+    append = out.append
+    in_directive = False
+    at_line_start = True
+    define_at = -1  # where a #define's macro name ends
+    words = 0
+    for m in _LEX.finditer(text):
+        kind = m.lastgroup
+        if kind in ("space", "line_comment", "block_comment"):
+            continue
+        if kind == "newline":
+            if in_directive:
+                append("\n")
+                in_directive = False
+            at_line_start = True
+            continue
+        tok = m.group()
+        if at_line_start and tok.startswith("#"):
+            in_directive = True
+            words = 0
+        at_line_start = False
+        if define_at >= 0:
+            if tok.startswith("(") and m.start() == define_at:
+                out[-1] += "("
+                tok = tok[1:]
+            define_at = -1
+            if not tok:
+                continue
+        append(tok)
+        if in_directive:
+            words += 1
+            if kind == "word" and words >= 2 and out[-2] in ("define", "#define"):
+                define_at = m.end()
+    if in_directive:
+        append("\n")
+    return out

@@ -1,0 +1,97 @@
+"""One error path for every tool.
+
+Every problem is raised as a CourseError that carries its exit code and
+its lines; `cli.main` is the one place that prints them and turns them
+into the exit status. Each line names the file (and where it can, the
+line and column) in the form compilers use, `path:line:col: error: ...`,
+and says what was expected and what fixes it.
+
+Exit codes (the README's table):
+  0  done
+  1  errors in sources, markers or templates
+  2  wrong usage or configuration (a bad argument, a refused output folder)
+  3  --check found a generated file out of date
+  4  evidence is stale, tampered, unsigned or not promoted
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+
+EXIT_OK = 0
+EXIT_ERRORS = 1
+EXIT_USAGE = 2
+EXIT_OUT_OF_DATE = 3
+EXIT_EVIDENCE = 4
+EXIT_INTERRUPTED = 130
+
+
+@dataclasses.dataclass(frozen=True)
+class Diagnostic:
+    path: str
+    line: int
+    col: int
+    message: str
+    severity: str = "error"
+
+    def __str__(self) -> str:
+        where = self.path
+        if self.line:
+            where += f":{self.line}"
+            if self.col:
+                where += f":{self.col}"
+        return f"{where}: {self.severity}: {self.message}"
+
+
+class CourseError(Exception):
+    """A problem the user must fix; `code` is the exit status."""
+
+    code = EXIT_ERRORS
+
+    def __init__(self, diagnostics, code: int | None = None):
+        if isinstance(diagnostics, (str, Diagnostic)):
+            diagnostics = [diagnostics]
+        self.diagnostics = list(diagnostics)
+        if code is not None:
+            self.code = code
+        super().__init__("\n".join(str(d) for d in self.diagnostics))
+
+
+class SourceError(CourseError):
+    code = EXIT_ERRORS
+
+
+class UsageError(CourseError):
+    code = EXIT_USAGE
+
+
+class OutOfDateError(CourseError):
+    code = EXIT_OUT_OF_DATE
+
+
+class EvidenceError(CourseError):
+    code = EXIT_EVIDENCE
+
+
+class Interrupted(BaseException):
+    """Raised by the signal handler (SIGTERM, SIGHUP), so that every
+    `finally` and cleanup runs before the tool exits."""
+
+
+def display_path(path: str | os.PathLike) -> str:
+    """A path as the user would type it: relative to the current folder
+    when it lies below it, as given otherwise."""
+    p = os.fspath(path)
+    try:
+        rel = os.path.relpath(p)
+    except ValueError:
+        return p
+    return p if rel.startswith("..") else rel
+
+
+def report(lines, stream=None) -> None:
+    stream = stream or sys.stderr
+    for d in lines:
+        print(str(d), file=stream)

@@ -1,0 +1,40 @@
+"""An "Open in Compiler Explorer" link that carries the program itself.
+
+Compiler Explorer reads its client state from the URL's fragment, which
+the browser never sends to a server, so a long program fits (a path of a
+few kilobytes is the most a server accepts). static/url.ts in
+compiler-explorer/compiler-explorer (read 2026-11-29): deserialiseState()
+first tries rison, then JSON.parse(decodeURIComponent(fragment)) for the
+older "version 3" state, {"version": 3, "filterAsm": {}, "compilers":
+[{"source", "options", "compiler"}]}, which it converts to an editor and
+a compiler pane. That JSON form is what this link uses; decode() turns a
+link back into (source, options, compiler) for the unit test.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+
+BASE = "https://godbolt.org/"
+# NVCC 13.0 in Compiler Explorer's compiler list: ids are "nvcc" and the
+# version's digits (etc/config/cuda.amazon.properties, read 2026-11-29).
+COMPILER = "nvcc130"
+# Characters a fragment may carry as they are (RFC 3986) and that neither
+# Markdown nor HTML attributes treat specially, so the link stays near the
+# program's size: quotes and parentheses are encoded.
+SAFE = "{}[]:,-_.~!*/;?@$&+="
+
+
+def link(source: str, options: str, compiler: str = COMPILER) -> str:
+    state = {"version": 3, "filterAsm": {}, "compilers": [{"source": source, "options": options, "compiler": compiler}]}
+    text = json.dumps(state, separators=(",", ":"), ensure_ascii=False)
+    return BASE + "#" + urllib.parse.quote(text, safe=SAFE)
+
+
+def decode(url: str) -> tuple[str, str, str]:
+    if not url.startswith(BASE + "#"):
+        raise ValueError(f"not a Compiler Explorer link: {url[:60]}")
+    state = json.loads(urllib.parse.unquote(url[len(BASE) + 1:]))
+    c = state["compilers"][0]
+    return c["source"], c["options"], c["compiler"]

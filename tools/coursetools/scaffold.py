@@ -1,0 +1,226 @@
+"""`course new dayNN_topic`: a new day that builds, renders as UNVERIFIED
+and passes every test at once.
+
+It writes the lesson's folder and nothing else: the program in the house
+shape (a checked kernel, timed cold, batch and graph, its results as JSON),
+its CMakeLists.txt (the one course_add_lesson() call), its page template
+and its lesson.toml. lessons/CMakeLists.txt finds the folder, and the
+build adds the day to the README's table and to the site.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+from .errors import UsageError, display_path
+from .fsutil import write_atomic
+from .manifest import ROOT
+
+NAME_RE = re.compile(r"^day([0-9]{1,3})_([a-z][a-z0-9_]{0,27})$")
+MIN_CC_RE = re.compile(r"^([0-9]{1,2})\.([0-9])$")
+
+SOURCE = """// SPDX-License-Identifier: MIT
+//
+@TOPIC_COMMENT@//
+// What the skeleton does, in the house shape every day follows: one
+// kernel, checked exactly on data that is not zeros before anything is
+// timed, then timed cold, batch and graph, with the results as JSON.
+//
+//   add    y[i] = x[i] + y[i], one element per thread
+//
+// Build:  cmake --build build --target @TARGET@
+// Run:    build/bin/@TARGET@ [--size N] [--json FILE]
+//
+// Whether this program has run on real hardware is not written here: the
+// day's README shows the promoted run and its provenance, or says
+// UNVERIFIED. See research/REVIEW-PROCESS.md.
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#include "course.cuh"
+
+// 256 threads: a whole number of warps, and enough blocks per SM to hide
+// memory latency at every size worth timing.
+constexpr int kThreads = 256;
+
+// The default size: 2^24 elements, 64 MiB per buffer, several times the
+// L2 of any current GPU, so cold and batch timing differ.
+constexpr size_t kDefaultElems = 1ull << 24;
+
+// snippet: add-kernel
+// y[i] = x[i] + y[i]. Launch assumption: one thread per element, any
+// block size; threads past n do nothing.
+__global__ void add(const float* __restrict__ x, float* __restrict__ y,
+                    size_t n) {
+    const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+    if (i < n) {
+        y[i] = x[i] + y[i];
+    }
+}
+// end snippet
+
+// Launch assumption: one thread per element. Small whole numbers, so
+// every sum is exact in float and the check can demand equality.
+__global__ void fill(float* x, float* y, size_t n) {
+    const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+    if (i < n) {
+        x[i] = static_cast<float>(i % 1000);
+        y[i] = static_cast<float>(i % 7);
+    }
+}
+
+int main(int argc, char** argv) {
+    course::Lesson l = course::begin(
+        argc, argv,
+        {"@TARGET@",
+         @MAJOR@,
+         @MINOR@,
+         false,
+         {"add"},
+         // x and y, 4 bytes each
+         8.0,
+         "Adds two vectors, checks every element, and times it."});
+    const size_t n =
+        l.args.size ? l.args.size : (l.args.quick ? 100003 : kDefaultElems);
+    const unsigned int blocks =
+        static_cast<unsigned int>((n + kThreads - 1) / kThreads);
+    float* x = nullptr;
+    float* y = nullptr;
+    CUDA_CHECK(cudaMalloc(&x, n * sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&y, n * sizeof(float)));
+    auto run = [&](cudaStream_t s) {
+        add<<<blocks, kThreads, 0, s>>>(x, y, n);
+        CUDA_CHECK(cudaGetLastError());
+    };
+
+    // Correct first: one launch on fresh data, every element exact.
+    fill<<<blocks, kThreads, 0, l.stream>>>(x, y, n);
+    run(l.stream);
+    const course::Mismatch bad = course::compareAll(
+        course::toHost(y, n),
+        [](size_t i) { return static_cast<double>(i % 1000 + i % 7); },
+        [](double got, double want) { return got == want; });
+    l.check("add n=" + std::to_string(n), bad.count == 0,
+            bad.count == 0 ? "every element exact" : bad.describe("elements"));
+
+    if (l.failures() == 0 && !l.args.checkOnly && !l.args.profile) {
+        std::printf("\\n%zu elements\\n%-8s %11s %7s %9s\\n", n, "timing",
+                    "median us", "spread", "GB/s");
+        for (course::TimingMode mode :
+             {course::TimingMode::Cold, course::TimingMode::Batch,
+              course::TimingMode::Graph}) {
+            const course::TimingResult t =
+                course::timeKernel(run, mode, l.timing, l.stream);
+            // Bytes moved: x read, y read and written.
+            const double gbps = course::gbps(12.0 * n, t.median);
+            std::printf("%-8s %11.2f %6.1f%% %9.1f\\n", t.mode,
+                        1000.0 * t.median, 100.0 * t.spread(), gbps);
+            l.row(course::Row()
+                      .str("mode", "add")
+                      .integer("elements", static_cast<long long>(n))
+                      .timing(t)
+                      .num("gbps", gbps));
+        }
+    } else if (l.args.profile) {
+        course::profileRow(l, "add", run);
+    }
+    CUDA_CHECK(cudaFree(x));
+    CUDA_CHECK(cudaFree(y));
+    return l.finish();
+}
+"""
+
+CMAKE = """course_add_lesson(@TARGET@
+  DAY @DAY@
+  TOPIC "@TOPIC@"
+  SOURCES @FILE@
+  MIN_CC @MAJOR@.@MINOR@
+  TEST_ARGS --quick)
+"""
+
+TEMPLATE = """# Day {{ lesson.day }}: {{ lesson.topic }}
+
+What this day teaches, in a paragraph: the feature, the question it
+answers, and what a student should take away. (Write it; the skeleton
+only adds two vectors.)
+
+**Requirements:** compute capability {{ lesson.min_cc }} or newer.
+
+## Build and run
+
+```sh
+{{ lesson.build_command }}
+{{ lesson.run_command }}
+```
+
+Alone: `{{ lesson.compile_command }}`
+
+## The kernel
+
+{{ snippet("add-kernel") }}
+Every element is checked exactly before anything is timed.
+
+## Expected output
+
+{{ page.expected_output() }}
+"""
+
+LESSON_TOML = """# What the tools know about this day beyond its build (see the other
+# days' lesson.toml for every key).
+
+[page]
+# Numbers the page's prose may state itself; every other number comes
+# from a page helper.
+constants = []
+# What carries over to another GPU, for the page's one line about it.
+compare = "the ratio of the bandwidth to your GPU's copy bandwidth"
+
+[[review.sanitize]]
+tool = "memcheck"
+args = ["--quick", "--check-only"]
+why = "every access in bounds"
+"""
+
+
+def new_lesson(name: str, topic: str = "", min_cc: str = "7.5") -> list[Path]:
+    m = NAME_RE.match(name or "")
+    if not m:
+        raise UsageError(f"'{name}' is not a lesson name; expected dayNN_topic: 'day', 1 to 3 digits, '_', "
+                         "then lower-case letters, digits and underscores (at most 28), e.g. day30_vector_add")
+    cc = MIN_CC_RE.match(min_cc or "")
+    if not cc:
+        raise UsageError(f"--min-cc '{min_cc}' is not a compute capability; expected MAJOR.MINOR such as 7.5")
+    day, slug = int(m.group(1)), m.group(2)
+    topic = topic.strip() or slug.replace("_", " ").capitalize()
+    if not re.fullmatch(r"[^\"\\\n{}@]{1,100}", topic):
+        raise UsageError("--topic must be one line of at most 100 characters, without quotes, backslashes or braces")
+    folder = ROOT / "lessons" / name
+    if folder.exists():
+        raise UsageError(f"{display_path(folder)}: already exists; refusing to overwrite a lesson")
+    for other in (ROOT / "lessons").glob(f"day{day}_*"):
+        raise UsageError(f"{display_path(other)}: day {day} already exists; choose another number")
+    comment = "".join(f"// {line}\n" for line in textwrap.wrap(f"Day {day}: {topic} (a new lesson: replace this "
+                                                              "skeleton with yours).", 74))
+    values = {"@TARGET@": name, "@DAY@": str(day), "@TOPIC@": topic, "@FILE@": f"{slug}.cu",
+              "@MAJOR@": cc.group(1), "@MINOR@": cc.group(2), "@TOPIC_COMMENT@": comment}
+
+    def fill(text: str) -> str:
+        for k, v in values.items():
+            text = text.replace(k, v)
+        return text
+
+    files = {
+        folder / f"{slug}.cu": fill(SOURCE),
+        folder / "CMakeLists.txt": fill(CMAKE),
+        folder / "README.md.j2": TEMPLATE,
+        folder / "lesson.toml": LESSON_TOML,
+    }
+    for path, text in files.items():
+        write_atomic(path, text)
+    return list(files)
