@@ -176,7 +176,6 @@ def cmd_new(args) -> int:
 def cmd_record(args) -> int:
     from . import evidence as ev
 
-    lessons, (lesson,) = _lessons([args.lesson])
     build = Path(args.build_dir) if args.build_dir else manifest.build_dir()
     info = json.loads((build / "course-manifest.json").read_text()) if (build / "course-manifest.json").exists() else {}
     lessons = manifest.load(build / "course-manifest.json")
