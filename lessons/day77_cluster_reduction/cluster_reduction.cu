@@ -708,10 +708,15 @@ void checkAndTime(Run& r, const char* group, const std::string& title,
                     m.name.c_str(), atomics.c_str(), 1000.0 * batch.median,
                     100.0 * batch.spread(), 1000.0 * cold.median,
                     100.0 * cold.spread(), course::gbps(m.bytes, cold.median));
+        // Where the bytes come from: DRAM, except in the latency group,
+        // which reads shared memory.
+        const char* memory =
+            std::string(group) == "latency" ? "shared" : "dram";
         for (const course::TimingResult* t : {&batch, &cold}) {
             course::Row row = m.fields;
             r.l.row(row.str("group", group)
                         .str("mode", m.name)
+                        .str("memory", memory)
                         .integer("elements", static_cast<long long>(r.n))
                         .integer("global_atomics", m.atomics)
                         .timing(*t)

@@ -258,7 +258,7 @@ def cmd_add_reviewer(args) -> int:
 def cmd_review(args) -> int:
     from . import review
 
-    review.main(Path(args.build_dir), Path(args.output or Path(args.build_dir) / "review.json"))
+    review.main(Path(args.build_dir), Path(args.output or Path(args.build_dir) / "review.json"), only=args.lesson)
     return EXIT_OK
 
 
@@ -385,6 +385,7 @@ def build_parser() -> argparse.ArgumentParser:
                        formatter_class=fmt)
     s.add_argument("--build-dir", default=str(ROOT / "build-gpu"), help="the gpu-only preset's build folder")
     s.add_argument("-o", "--output", default=None, help="the summary to write (default: BUILD_DIR/review.json)")
+    s.add_argument("--lesson", action="append", help="only this lesson's steps (repeatable); default: every lesson")
     s.set_defaults(func=cmd_review)
 
     s = sub.add_parser("lint", help="the one-header rule")

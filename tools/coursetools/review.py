@@ -67,7 +67,7 @@ def _first_cuda_error(text: str) -> str | None:
     return m.group(1) if m else None
 
 
-def run(build: Path, logs: Path, say=print) -> dict:
+def run(build: Path, logs: Path, say=print, only: list[str] | None = None) -> dict:
     steps: list[dict] = []
 
     def step(name: str, ok: bool | None, **fields) -> None:
@@ -78,7 +78,7 @@ def run(build: Path, logs: Path, say=print) -> dict:
     code, text = _sh(["cmake", "--preset", "gpu-only", f"-B{build}"], logs / "configure.log")
     if code != 0:
         step("configure", False, detail=f"see {display_path(logs / 'configure.log')}")
-        return _summary([], steps)
+        return _summary([], steps, only)
     lessons = manifest.load(build / "course-manifest.json")
     variants = [v for l in lessons if l.built for v in (*l.variants, l.timeline_target) if v]
     code, _ = _sh(["cmake", "--build", str(build), "-j", "16"], logs / "build.log")
@@ -86,7 +86,7 @@ def run(build: Path, logs: Path, say=print) -> dict:
         code, _ = _sh(["cmake", "--build", str(build), "-j", "16", "--target", *variants], logs / "build-variants.log")
     step("build every day and variant", code == 0, exit_code=code)
     if code != 0:
-        return _summary(lessons, steps)
+        return _summary(lessons, steps, only)
 
     code, text = _sh(["ctest", "--test-dir", str(build), "-L", "gpu", "--output-on-failure"], logs / "ctest-gpu.log")
     skipped = len(re.findall(r"\*\*\*Skipped", text))
@@ -94,6 +94,8 @@ def run(build: Path, logs: Path, say=print) -> dict:
          exit_code=code, skipped=skipped)
 
     for lesson in lessons:
+        if only and lesson.target not in only:
+            continue
         if not lesson.built:
             step(f"{lesson.target}: left out of this build", None)
             continue
@@ -129,26 +131,27 @@ def run(build: Path, logs: Path, say=print) -> dict:
                                logs / f"{target}-racecheck.log")
             step(f"{target}: the fault is caught", code2 != 0, caught_by="racecheck",
                  racecheck_hazards=_count_errors(text2), **fields)
-    return _summary(lessons, steps)
+    return _summary(lessons, steps, only)
 
 
-def _summary(lessons, steps) -> dict:
+def _summary(lessons, steps, only=None) -> dict:
     gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader", "-i", "0"],
                          capture_output=True, text=True) if shutil.which("nvidia-smi") else None
     return {
         "schema": SCHEMA,
         "ran_at": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "gpu": gpu.stdout.strip() if gpu is not None and gpu.returncode == 0 else None,
-        "sources": {l.target: dg.sources_digest(l.digest_files, ROOT)["digest"] for l in lessons},
+        "sources": {l.target: dg.sources_digest(l.digest_files, ROOT)["digest"] for l in lessons
+                    if not only or l.target in only},
         "passed": all(s["passed"] is not False for s in steps) and bool(steps),
         "steps": steps,
     }
 
 
-def main(build: Path, output: Path, say=print) -> dict:
+def main(build: Path, output: Path, say=print, only: list[str] | None = None) -> dict:
     build = Path(build)
     logs = build / "review-logs"
-    summary = run(build, logs, say)
+    summary = run(build, logs, say, only)
     write_atomic(output, json.dumps(summary, indent=1, sort_keys=True) + "\n")
     say(f"review: {'passed' if summary['passed'] else 'FAILED'}; summary written to {display_path(output)}, "
         f"logs in {display_path(logs)}")
