@@ -150,9 +150,13 @@ function(course_add_lesson target)
       LABELS gpu SKIP_RETURN_CODE ${COURSE_WAIVED_EXIT_CODE} TIMEOUT 600
       FIXTURES_REQUIRED course_gpu_run)
     # --help exits before the capability gate: the binary was built and
-    # starts, on any machine.
+    # starts, on any machine. A bad command line is refused with exit 64,
+    # also before the gate.
     add_test(NAME ${target}_starts COMMAND ${target} --help)
-    set_tests_properties(${target}_starts PROPERTIES LABELS cpu)
+    add_test(NAME ${target}_bad_args
+             COMMAND sh -c "for a in ' -1' '+5' 18446744073709551616; do \"$0\" --size \"$a\"; [ $? -eq 64 ] || exit 1; done; \"$0\" --samples 2147483648; [ $? -eq 64 ] || exit 1; \"$0\" --json /dev/full; [ $? -eq 64 ]"
+                     $<TARGET_FILE:${target}>)
+    set_tests_properties(${target}_starts ${target}_bad_args PROPERTIES LABELS cpu)
   endif()
 
   # What the manifest says about this day (one JSON object).

@@ -92,6 +92,11 @@ def display_path(path: str | os.PathLike) -> str:
 
 
 def report(lines, stream=None) -> None:
+    """One line per problem, in the `where: error: what` form; a line that
+    names no file says it comes from the course tool."""
     stream = stream or sys.stderr
     for d in lines:
-        print(str(d), file=stream)
+        text = str(d)
+        if not isinstance(d, Diagnostic) and ": error: " not in text and not text.endswith("nothing written"):
+            text = f"course: error: {text}"
+        print(text, file=stream)

@@ -81,8 +81,12 @@ class LessonView:
     """What a template may know about its lesson."""
 
     def __init__(self, lesson: Lesson):
-        for k in ("target", "day", "topic", "min_cc", "build_command", "run_command", "compile_command"):
+        for k in ("target", "day", "build_command", "run_command", "compile_command"):
             setattr(self, k, getattr(lesson, k))
+        # Facts from the build, not typed into the template: marked for the
+        # prose check like every helper's output.
+        self.topic = mark(lesson.topic)
+        self.min_cc = mark(lesson.min_cc)
 
 
 class Page:
@@ -271,19 +275,48 @@ class Page:
         return sorted({r[field] for r in self._select(where) if field in r}, key=lambda v: (str(type(v)), v))
 
     # -- causes ---------------------------------------------------------
-    def counter(self, row: str, metric: str, fmt: str = ",.0f", kernel: int = 0, scale: float = 1.0) -> str:
-        """A profiler counter of the `kernel`-th kernel of a profiled row."""
+    def counter(self, row: str, metric: str, fmt: str = ",.0f", kernel: int = 0, occurrence: int = 0) -> str:
+        """A profiler counter of the `kernel`-th kernel of a profiled row
+        (the `occurrence`-th row of that name, in profiling order)."""
         if not self.verified:
             return UNMEASURED
         names = [m["name"] for m in self._lesson.info.metrics]
         if metric not in names:
             raise TemplateProblem(f"metric '{metric}' is not declared in lesson.toml; declared: {', '.join(names)}")
+        seen = 0
         for run in self._profile.get("runs", []):
             for r in run.get("rows", []):
-                if r.get("row") == row and len(r.get("kernels", [])) > kernel:
+                if r.get("row") != row:
+                    continue
+                if seen == occurrence:
+                    if len(r.get("kernels", [])) <= kernel:
+                        return UNMEASURED
                     value = r["kernels"][kernel]["metrics"].get(metric)
-                    return UNMEASURED if value is None else mark(_format(value * scale, fmt))
+                    return UNMEASURED if value is None else mark(_format(value, fmt))
+                seen += 1
         return UNMEASURED
+
+    def versus_table(self, a: dict, b: dict, names: list, over: str = "elements",
+                     timings: list = ("cold", "batch", "graph"), **where) -> str:
+        """One line per value of `over`: for each timing, both medians (in
+        microseconds) and the verdict of a against b. `names`: the two
+        rows' column names."""
+        if not self.verified:
+            return f"{UNMEASURED}\n"
+        head = [over] + [f"{t}: {names[0]} / {names[1]} (us), verdict" for t in timings]
+        lines = ["| " + " | ".join(head) + " |", "| " + " | ".join("---" for _ in head) + " |"]
+        for x in self.values(over, **{**where, **a}):
+            cells = [mark(f"{x:,}")]
+            for t in timings:
+                ra = self._select({**where, **a, over: x, "timing": t})
+                rb = self._select({**where, **b, over: x, "timing": t})
+                if not ra or not rb:
+                    cells.append("")
+                    continue
+                v = cmp.verdict(ra[0]["samples_ms"], rb[0]["samples_ms"])
+                cells.append(mark(f"{ra[0]['median_ms'] * 1000:.2f} / {rb[0]['median_ms'] * 1000:.2f}, {v.word}"))
+            lines.append("| " + " | ".join(cells) + " |")
+        return "\n".join(lines) + "\n"
 
     def profile_rows(self) -> list[str]:
         return [r.get("row") for run in self._profile.get("runs", []) for r in run.get("rows", [])]

@@ -192,7 +192,7 @@ def new_lesson(name: str, topic: str = "", min_cc: str = "7.5") -> list[Path]:
     m = NAME_RE.match(name or "")
     if not m:
         raise UsageError(f"'{name}' is not a lesson name; expected dayNN_topic: 'day', 1 to 3 digits, '_', "
-                         "then lower-case letters, digits and underscores (at most 28), e.g. day30_vector_add")
+                         "then lower-case letters, digits and underscores (at most 28)")
     cc = MIN_CC_RE.match(min_cc or "")
     if not cc:
         raise UsageError(f"--min-cc '{min_cc}' is not a compute capability; expected MAJOR.MINOR such as 7.5")

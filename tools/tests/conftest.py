@@ -1,8 +1,12 @@
 """Shared fixtures: the tools run in-process, on files in a temporary
-folder, exactly as a course author would run them from a shell."""
+folder that stands in for the repository, exactly as a course author would
+run them from a shell."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -11,7 +15,8 @@ import pytest
 TOOLS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TOOLS))
 
-from coursetools import cli  # noqa: E402
+from coursetools import cli, evidence, manifest, render  # noqa: E402
+from coursetools.manifest import Lesson, LessonInfo  # noqa: E402
 
 
 class Run:
@@ -26,7 +31,7 @@ def course(capsys):
     def run(*args):
         try:
             code = cli.main([str(a) for a in args])
-        except SystemExit as e:  # argparse's own exits
+        except SystemExit as e:  # --help
             code = e.code
         captured = capsys.readouterr()
         return Run(code, captured.out, captured.err)
@@ -36,7 +41,10 @@ def course(capsys):
 
 @pytest.fixture
 def in_tmp(tmp_path, monkeypatch):
+    """A temporary folder that is the repository root for the tools."""
     monkeypatch.chdir(tmp_path)
+    for mod in (manifest, cli, render, evidence):
+        monkeypatch.setattr(mod, "ROOT", tmp_path)
     return tmp_path
 
 
@@ -53,3 +61,27 @@ def listing(path: Path) -> list[str]:
     if not path.exists():
         return []
     return sorted(str(p.relative_to(path)) for p in path.rglob("*"))
+
+
+def fake_lesson(root: Path, target="day99_fake", source="fake.cu", min_cc="9.0", info=None, binary="") -> Lesson:
+    return Lesson(
+        target=target, day=int(target[3:5]), topic="Fake", dir=f"lessons/{target}", min_cc=min_cc,
+        sources=(f"lessons/{target}/{source}",), binary=binary or str(root / "build" / "bin" / target),
+        compile_command="nvcc x.cu", build_command=f"cmake --build build --target {target}",
+        run_command=f"build/bin/{target}", test_args=(), nvcc_flags="-O3 -arch=sm_90",
+        info=info or LessonInfo(),
+    )
+
+
+@pytest.fixture(scope="session")
+def reviewer_key(tmp_path_factory):
+    """A reviewer's key pair made for the tests (never the course's)."""
+    if not shutil.which("ssh-keygen"):
+        pytest.skip("ssh-keygen is not installed")
+    d = tmp_path_factory.mktemp("keys")
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(d / "reviewer"), "-C", "test"],
+                   check=True)
+    return d / "reviewer"
+
+
+del os

@@ -1,38 +1,41 @@
-"""The evidence gate: records, promotion refused for each failing
-condition, and verify catching every kind of tampering."""
+"""The evidence gate: records, promotion refused for each failing rule,
+signatures, and verify catching every kind of tampering."""
 
 from __future__ import annotations
 
 import json
 import os
 import stat
+import threading
 
 import pytest
 
-from conftest import write
+from conftest import fake_lesson, write
 from coursetools import evidence as ev
-from coursetools import fsutil
-from coursetools.diagnostics import CourseError
-from coursetools.manifest import Lesson
+from coursetools import fsutil, signing
+from coursetools.errors import EvidenceError, UsageError
 
 FAKE = r'''#!/usr/bin/env python3
 import json, os, sys
 args = sys.argv[1:]
 out = args[args.index("--json") + 1]
-print("mode      median ms\nseed         0.0615")
+print("mode      median us\nseed         61.5")
 ok = os.environ.get("FAKE_CHECK", "1") == "1"
+gbps = float(os.environ.get("FAKE_GBPS", "1080.4"))
 res = {"lesson": "day99_fake",
        "gpu": {"name": "Fake H200", "compute_capability": os.environ.get("FAKE_CC", "9.0"),
-               "sm_count": 132, "runtime": 13000, "driver_api": 13000},
+               "sm_count": 132, "runtime": 13000, "driver_api": 13000,
+               "memory_clock_khz": 3201000, "memory_bus_bits": 6144},
        "checks": [{"check": "sum", "ok": ok, "detail": "exact" if ok else "off by 3"}],
-       "rows": [{"mode": "seed", "median_ms": 0.0615, "gbps": 1080.4}]}
+       "rows": [{"mode": "seed", "timing": "cold", "median_ms": 0.0615, "min_ms": 0.06,
+                 "samples_ms": [0.0615, 0.06, 0.062], "gbps": gbps}]}
 open(out, "w").write(json.dumps(res))
 sys.exit(int(os.environ.get("FAKE_EXIT", "0")))
 '''
 
 
 @pytest.fixture
-def repo(tmp_path, monkeypatch):
+def repo(tmp_path, monkeypatch, reviewer_key):
     root = tmp_path / "repo"
     write(root / "common" / "course.cuh", "#pragma once\n")
     write(root / "lessons" / "day99_fake" / "fake.cu", '#include "course.cuh"\nint main() {}\n')
@@ -40,54 +43,72 @@ def repo(tmp_path, monkeypatch):
     binary.chmod(binary.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setattr(ev, "ROOT", root)
     monkeypatch.setenv("COURSE_EVIDENCE_DIR", str(root / "evidence"))
-    for k in ("FAKE_EXIT", "FAKE_CC", "FAKE_CHECK"):
+    monkeypatch.setattr(ev, "_build", lambda build, targets: "cmake --build build --target " + " ".join(targets))
+    monkeypatch.setattr(ev, "git_state", lambda root=None: (None, None))
+    for k in ("FAKE_EXIT", "FAKE_CC", "FAKE_CHECK", "FAKE_GBPS"):
         monkeypatch.delenv(k, raising=False)
-    lesson = Lesson(
-        target="day99_fake", day=99, topic="fake", dir="lessons/day99_fake", min_cc="9.0",
-        sources=("lessons/day99_fake/fake.cu",), binary=str(binary), compile_command="",
-        build_command="cmake --build build --target day99_fake", run_command="build/bin/day99_fake",
-        test_args=(), nvcc_flags="-O3 -arch=sm_90",
-    )
-    return root, lesson
+    pub = reviewer_key.with_suffix(".pub")
+    write(root / "evidence" / "allowed_signers", signing.public_key_line("tester@example.org", pub) + "\n")
+    return root, fake_lesson(root)
 
 
-def record(lesson, tag="t1", commit="abc1234", dirty=False):
-    return ev.record(lesson, tag, commit, dirty)
+def record(root, lesson, tag="t1", commit="abc1234", clean=True):
+    return ev.record(lesson, tag, commit, clean, build=root / "build", timeline=False, profile=False)
+
+
+def promote(lesson, key, tag="t1"):
+    return ev.promote(lesson, tag, "A Reviewer", key, say=lambda *a: None)
 
 
 def test_record_holds_every_field_and_verifies(repo):
     root, lesson = repo
-    path = record(lesson)
-    rec = json.loads(path.read_text())
+    rec = json.loads(record(root, lesson).read_text())
     for key in ("schema", "lesson", "tag", "recorded_at", "command", "exit_code", "stdout", "stderr",
-                "gpu", "toolchain", "git", "sources", "results", "digest"):
+                "gpu", "toolchain", "git", "sources", "results", "executable", "digest"):
         assert key in rec, key
-    for key in ("name", "compute_capability", "sm_count", "driver", "cuda_runtime", "clocks"):
-        assert key in rec["gpu"], key
+    assert rec["schema"] == ev.SCHEMA
     assert rec["git"] == {"commit": "abc1234", "dirty": False, "source": "argument"}
+    assert rec["executable"]["target"] == "day99_fake" and len(rec["executable"]["sha256"]) == 64
+    assert rec["executable"]["sha256"] == ev.sha256_file(root / "build" / "bin" / "day99_fake")
+    assert rec["sources"]["method"] == "cpp-tokens/1"
     assert set(rec["sources"]["files"]) == {"common/course.cuh", "lessons/day99_fake/fake.cu"}
+    assert rec["gpu"]["peak_dram_gbps"] > 4000
     assert rec["digest"] == ev.record_digest(rec)
-    assert ev.record_problems(lesson, rec, for_promotion=True) == []
+    assert ev.record_problems(lesson, rec) == []
 
 
 def test_a_record_is_never_overwritten(repo):
-    _, lesson = repo
-    record(lesson)
-    with pytest.raises(CourseError, match="already exists"):
-        record(lesson)
+    root, lesson = repo
+    record(root, lesson)
+    with pytest.raises(UsageError, match="never overwritten"):
+        record(root, lesson)
 
 
-def test_record_without_history_needs_the_commit(repo, monkeypatch):
-    _, lesson = repo
-    monkeypatch.setattr(ev, "_git_state", lambda: (None, None))
-    with pytest.raises(CourseError, match="pass --commit"):
-        ev.record(lesson, "t2", None, None)
+def test_without_history_the_commit_is_needed_and_with_history_git_decides(repo, monkeypatch):
+    root, lesson = repo
+    with pytest.raises(UsageError, match="pass --commit"):
+        ev.record(lesson, "t2", None, None, build=root / "build", timeline=False, profile=False)
+    monkeypatch.setattr(ev, "git_state", lambda root=None: ("a" * 40, True))
+    with pytest.raises(UsageError, match="git decides"):
+        ev.record(lesson, "t3", "abc1234", True, build=root / "build", timeline=False, profile=False)
+    rec = json.loads(ev.record(lesson, "t4", None, None, build=root / "build", timeline=False,
+                               profile=False).read_text())
+    assert rec["git"] == {"commit": "a" * 40, "dirty": True, "source": "git"}
 
 
-def test_record_rejects_bad_tags(repo):
-    _, lesson = repo
-    with pytest.raises(CourseError, match="not valid"):
-        record(lesson, tag="Bad Tag")
+@pytest.mark.parametrize("tag", ["Bad Tag", "../../x", "a/b", "", ".hidden", "x" * 70])
+def test_bad_tags_are_refused(repo, tag):
+    root, lesson = repo
+    with pytest.raises(UsageError, match="not valid"):
+        record(root, lesson, tag=tag)
+
+
+def test_impossible_numbers_are_not_recorded(repo, monkeypatch):
+    root, lesson = repo
+    monkeypatch.setenv("FAKE_GBPS", "99999")
+    with pytest.raises(EvidenceError, match="above the device's theoretical"):
+        record(root, lesson)
+    assert not (root / "evidence" / "records" / "day99_fake" / "t1.json").exists()
 
 
 @pytest.mark.parametrize(
@@ -100,92 +121,167 @@ def test_record_rejects_bad_tags(repo):
         (lambda env, root: None, "stale"),
         (lambda env, root: None, "altered"),
         (lambda env, root: None, "UNVERIFIED comment"),
+        (lambda env, root: None, "not the lesson's own build target"),
     ],
-    ids=["exit-code", "failed-check", "old-gpu", "dirty", "stale", "altered", "unverified-source"],
+    ids=["exit-code", "failed-check", "old-gpu", "dirty", "stale", "altered", "unverified-source", "other-binary"],
 )
-def test_promotion_refused(repo, monkeypatch, setup, reason):
+def test_promotion_refused(repo, monkeypatch, reviewer_key, setup, reason):
     root, lesson = repo
     if setup:
         setup(monkeypatch, root)
-    path = record(lesson, dirty=(reason == "dirty tree"))
+    path = record(root, lesson, clean=(reason != "dirty tree"))
+    src = root / "lessons" / "day99_fake" / "fake.cu"
     if reason == "stale":
-        write(root / "lessons" / "day99_fake" / "fake.cu", '#include "course.cuh"\nint main() { return 1; }\n')
-    if reason == "altered":
+        write(src, '#include "course.cuh"\nint main() { return 1; }\n')
+    if reason in ("altered", "not the lesson's own build target"):
         rec = json.loads(path.read_text())
-        rec["stdout"] = rec["stdout"].replace("0.0615", "0.0415")
+        if reason == "altered":
+            rec["stdout"] = rec["stdout"].replace("61.5", "41.5")
+        else:
+            rec["executable"]["target"] = "day98_other"
+            rec["digest"] = ev.record_digest(rec)
         path.write_text(json.dumps(rec))
     if reason == "UNVERIFIED comment":
-        src = root / "lessons" / "day99_fake" / "fake.cu"
-        # A source that still says it never ran is also stale: both reasons.
         write(src, "// UNVERIFIED: not yet run\n" + src.read_text())
-    with pytest.raises(CourseError) as e:
-        ev.promote(lesson, "t1", "Reviewer")
+    with pytest.raises(EvidenceError) as e:
+        promote(lesson, reviewer_key)
     assert e.value.code == 4
     assert any(reason in str(d) for d in e.value.diagnostics), e.value.diagnostics
     assert not ev.promotions_path().exists()
 
 
-def test_promotion_names_every_reason_at_once(repo, monkeypatch):
+def promoted(repo, key):
     root, lesson = repo
-    monkeypatch.setenv("FAKE_EXIT", "3")
-    monkeypatch.setenv("FAKE_CC", "7.5")
-    record(lesson, dirty=True)
-    with pytest.raises(CourseError) as e:
-        ev.promote(lesson, "t1", "Reviewer")
-    text = "\n".join(map(str, e.value.diagnostics))
-    for reason in ("exited 3", "dirty tree", "compute capability 7.5"):
-        assert reason in text
-
-
-def promoted(repo):
-    root, lesson = repo
-    record(lesson)
-    entry = ev.promote(lesson, "t1", "Reviewer")
-    assert entry["promoted_by"] == "Reviewer"
+    record(root, lesson)
+    entry = promote(lesson, key)
+    assert entry["principal"] == "tester@example.org"
     assert ev.verify([lesson]) == []
     return root, lesson, root / "evidence" / entry["record"]
 
 
-def test_verify_catches_edited_stdout(repo):
-    root, lesson, path = promoted(repo)
+def test_a_comment_edit_keeps_the_evidence(repo, reviewer_key):
+    root, lesson, _ = promoted(repo, reviewer_key)
+    src = root / "lessons" / "day99_fake" / "fake.cu"
+    src.write_text("// a typo fixed in a comment\n" + src.read_text().replace("int main", "int   main"))
+    assert ev.verify([lesson]) == []
+
+
+def test_verify_catches_edited_stdout(repo, reviewer_key):
+    root, lesson, path = promoted(repo, reviewer_key)
     rec = json.loads(path.read_text())
     rec["stdout"] += "a faster number\n"
-    path.write_text(json.dumps(rec))
-    problems = ev.verify([lesson])
-    assert problems and "day99_fake: altered" in problems[0]
-
-
-def test_verify_catches_edited_result(repo):
-    root, lesson, path = promoted(repo)
-    rec = json.loads(path.read_text())
-    rec["results"]["rows"][0]["gbps"] = 9999.0
     path.write_text(json.dumps(rec))
     assert any("altered" in p for p in ev.verify([lesson]))
 
 
-def test_verify_catches_a_record_swapped_with_a_recomputed_digest(repo):
-    root, lesson, path = promoted(repo)
+def test_verify_catches_a_record_and_its_digests_recomputed_together(repo, reviewer_key):
+    root, lesson, path = promoted(repo, reviewer_key)
     rec = json.loads(path.read_text())
-    rec["results"]["rows"][0]["gbps"] = 9999.0
-    rec["digest"] = ev.record_digest(rec)  # a forger recomputes the digest
+    rec["results"]["rows"][0]["gbps"] = 2000.0
+    rec["digest"] = ev.record_digest(rec)  # the forger recomputes the record's digest
     path.write_text(json.dumps(rec))
-    assert any("not the one that was promoted" in p for p in ev.verify([lesson]))
+    promotions = json.loads(ev.promotions_path().read_text())
+    promotions["promoted"]["day99_fake"]["record_digest"] = rec["digest"]  # and the promotion's
+    ev.promotions_path().write_text(json.dumps(promotions))
+    problems = ev.verify([lesson])
+    assert any("signature does not verify" in p for p in problems), problems
 
 
-def test_verify_catches_a_source_edited_after_promotion(repo):
-    root, lesson, path = promoted(repo)
+def test_verify_catches_a_promotion_entry_edited_by_hand(repo, reviewer_key):
+    root, lesson, _ = promoted(repo, reviewer_key)
+    promotions = json.loads(ev.promotions_path().read_text())
+    promotions["promoted"]["day99_fake"]["promoted_by"] = "Somebody Else"
+    ev.promotions_path().write_text(json.dumps(promotions))
+    assert any("signature does not verify" in p for p in ev.verify([lesson]))
+
+
+def test_verify_catches_an_unsigned_promotion(repo, reviewer_key):
+    root, lesson, _ = promoted(repo, reviewer_key)
+    promotions = json.loads(ev.promotions_path().read_text())
+    del promotions["promoted"]["day99_fake"]["signature"]
+    ev.promotions_path().write_text(json.dumps(promotions))
+    assert any("unsigned" in p for p in ev.verify([lesson]))
+
+
+def test_verify_catches_a_key_nobody_added(repo, reviewer_key, tmp_path):
+    root, lesson, _ = promoted(repo, reviewer_key)
+    (root / "evidence" / "allowed_signers").write_text("# no reviewers\n")
+    assert any("signature does not verify" in p for p in ev.verify([lesson]))
+
+
+def test_verify_reapplies_the_rules_to_a_record_written_in_by_hand(repo, reviewer_key, monkeypatch):
+    """A failed run's record named in promoted.json (and even signed) does
+    not pass verify: every promotion rule is applied again."""
+    root, lesson, _ = promoted(repo, reviewer_key)
+    monkeypatch.setenv("FAKE_EXIT", "1")
+    bad = record(root, lesson, tag="t9")
+    promotions = json.loads(ev.promotions_path().read_text())
+    entry = promotions["promoted"]["day99_fake"]
+    rec = json.loads(bad.read_text())
+    entry.update(tag="t9", record="records/day99_fake/t9.json", record_digest=rec["digest"],
+                 executable_sha256=rec["executable"]["sha256"])
+    entry["signature"] = signing.sign(entry, reviewer_key)
+    ev.promotions_path().write_text(json.dumps(promotions))
+    assert any("exited 1" in p for p in ev.verify([lesson]))
+
+
+def test_verify_catches_a_source_edited_after_promotion(repo, reviewer_key):
+    root, lesson, _ = promoted(repo, reviewer_key)
     src = root / "lessons" / "day99_fake" / "fake.cu"
-    src.write_text(src.read_text() + " ")
+    src.write_text(src.read_text().replace("{}", "{ return 0; }"))
     problems = ev.verify([lesson])
-    assert problems and "day99_fake: stale" in problems[0] and "fake.cu" in problems[0]
-    assert ev.state_of(lesson).state == "stale"
+    assert problems and "stale" in problems[0] and "fake.cu" in problems[0]
 
 
-def test_verify_catches_a_deleted_record(repo):
-    root, lesson, path = promoted(repo)
+def test_verify_catches_a_deleted_record(repo, reviewer_key):
+    root, lesson, path = promoted(repo, reviewer_key)
     path.unlink()
+    assert any("missing" in p for p in ev.verify([lesson]))
+
+
+def test_two_promotes_at_once_both_land(repo, reviewer_key):
+    root, lesson = repo
+    other = fake_lesson(root, target="day98_other", source="other.cu")
+    write(root / "lessons" / "day98_other" / "other.cu", "int x;\n")
+    binary = write(root / "build" / "bin" / "day98_other", FAKE)
+    binary.chmod(0o755)
+    record(root, lesson)
+    record(root, other)
+    errors = []
+
+    def go(l):
+        try:
+            promote(l, reviewer_key)
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    for _ in range(5):
+        threads = [threading.Thread(target=go, args=(l,)) for l in (lesson, other)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        promoted_now = json.loads(ev.promotions_path().read_text())["promoted"]
+        assert set(promoted_now) == {"day99_fake", "day98_other"}
+    assert not errors
+
+
+def test_malformed_evidence_files_are_named(repo, reviewer_key):
+    root, lesson, path = promoted(repo, reviewer_key)
+    path.write_text("[1, 2, 3]")
     problems = ev.verify([lesson])
-    assert problems and "day99_fake: missing" in problems[0]
+    assert any("holds a JSON list, not an object" in p for p in problems), problems
+    ev.promotions_path().write_text("{not json")
+    with pytest.raises(EvidenceError, match="promoted.json:1:2: error: is not valid JSON"):
+        ev.load_promotions()
+
+
+def test_compare_gives_a_verdict_for_every_shared_row(repo):
+    root, lesson = repo
+    a = json.loads(record(root, lesson, tag="a").read_text())
+    b = json.loads(record(root, lesson, tag="b").read_text())
+    table = ev.compare_records(a, b)
+    assert len(table) == 1 and table[0]["verdict"] in ("faster", "slower", "the same", "not distinguishable")
 
 
 def test_a_crash_half_way_leaves_no_file(tmp_path, monkeypatch):

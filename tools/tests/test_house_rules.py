@@ -44,12 +44,28 @@ def test_the_real_course_keeps_the_rule():
     assert lint.one_header() == []
 
 
-def test_day77_reuses_day24_block_kernel_verbatim():
-    """Day 77 says it uses day 24's two-loads block kernel: the two
-    snippets must be the same text."""
+def test_a_snippet_shared_by_two_lessons_is_the_same_text():
+    """Day 77 says it uses day 24's two-loads block kernel verbatim: a
+    snippet name that appears in two lessons must hold the same lines."""
     root = manifest.ROOT
-    by_lesson, diags = snippets.extract_files(snippets.lesson_sources(root), root)
-    assert diags == []
-    d24 = {s.name: s for s in by_lesson["day24_reduction"]}["two-loads-block"]
-    d77 = {s.name: s for s in by_lesson["day77_cluster_reduction"]}["two-loads-block"]
-    assert d24.lines == d77.lines
+    seen = {}
+    for src in sorted((root / "lessons").glob("day*/*.cu")):
+        found, diags = snippets.extract([str(src)], root, src.parent.name)
+        assert diags == []
+        for s in found:
+            if s.name in seen:
+                assert s.lines == seen[s.name].lines, f"{s.name}: {s.path} differs from {seen[s.name].path}"
+            seen[s.name] = s
+    assert "two-loads-block" in seen
+
+
+def test_no_tool_names_a_day():
+    """Knowledge about a lesson lives with the lesson: outside the tests,
+    nothing under tools/ names a day."""
+    import re
+
+    tools = manifest.ROOT / "tools"
+    for path in [*tools.glob("coursetools/*.py"), *tools.glob("gpu/*"), tools / "course"]:
+        text = path.read_text()
+        hits = re.findall(r"\bday[0-9]+\w*", text)
+        assert hits == [], f"{path.relative_to(manifest.ROOT)} names {hits}"

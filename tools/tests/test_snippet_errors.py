@@ -37,7 +37,7 @@ def test_bad_input_reports_and_writes_nothing(course, in_tmp, name):
     text, line, col, words = CASES[name]
     src = write(in_tmp / "lessons" / "day01_x" / "bad.cu", text)
     out = in_tmp / "out"
-    r = course("snippets", src, "-o", out)
+    r = course("snippets", src, "--lesson", "day01_x", "-o", out)
     assert r.code == 1, r.err
     assert f"lessons/day01_x/bad.cu:{line}:{col}: error:" in r.err, r.err
     for w in words:
@@ -47,7 +47,7 @@ def test_bad_input_reports_and_writes_nothing(course, in_tmp, name):
 
 def test_duplicate_names_the_first_place(course, in_tmp):
     src = write(in_tmp / "lessons" / "day01_x" / "a.cu", GOOD + "\n" + GOOD)
-    r = course("snippets", src, "-o", in_tmp / "out")
+    r = course("snippets", src, "--lesson", "day01_x", "-o", in_tmp / "out")
     assert r.code == 1
     assert "lessons/day01_x/a.cu:5:1: error: duplicate snippet name 'good'" in r.err
     assert "first defined at lessons/day01_x/a.cu:1" in r.err
@@ -57,32 +57,32 @@ def test_duplicate_names_the_first_place(course, in_tmp):
 def test_duplicate_across_files_of_one_lesson(course, in_tmp):
     a = write(in_tmp / "lessons" / "day01_x" / "a.cu", GOOD)
     b = write(in_tmp / "lessons" / "day01_x" / "b.cu", GOOD)
-    r = course("snippets", a, b, "-o", in_tmp / "out")
+    r = course("snippets", a, b, "--lesson", "day01_x", "-o", in_tmp / "out")
     assert r.code == 1
     assert "b.cu:1:1: error: duplicate snippet name 'good'" in r.err
 
 
 def test_not_utf8(course, in_tmp):
     src = write(in_tmp / "lessons" / "day01_x" / "latin1.cu", b"// snippet: s\nint caf\xe9;\n// end snippet\n")
-    r = course("snippets", src, "-o", in_tmp / "out")
+    r = course("snippets", src, "--lesson", "day01_x", "-o", in_tmp / "out")
     assert r.code == 1
     assert "latin1.cu:2:8: error: source is not valid UTF-8 (byte 0xe9)" in r.err
     assert listing(in_tmp / "out") == []
 
 
 def test_missing_file(course, in_tmp):
-    r = course("snippets", in_tmp / "lessons" / "nope.cu", "-o", in_tmp / "out")
+    r = course("snippets", in_tmp / "lessons" / "nope.cu", "--lesson", "day01_x", "-o", in_tmp / "out")
     assert r.code == 1
-    assert "nope.cu:0:0: error: no such file" in r.err
+    assert "nope.cu: error: no such file" in r.err
 
 
 def test_every_error_in_every_file_before_exit(course, in_tmp):
     """Two files, three errors: all three reported, and the good file's
     artifact is not written either."""
     good = write(in_tmp / "lessons" / "day01_x" / "good.cu", GOOD)
-    bad = write(in_tmp / "lessons" / "day02_y" / "bad.cu", "// end snippet\n// snipet: q\n// snippet: open\n")
+    bad = write(in_tmp / "lessons" / "day01_x" / "bad.cu", "// end snippet\n// snipet: q\n// snippet: open\n")
     out = in_tmp / "out"
-    r = course("snippets", good, bad, "-o", out)
+    r = course("snippets", good, bad, "--lesson", "day01_x", "-o", out)
     assert r.code == 1
     assert r.err.count(": error: ") == 3, r.err
     assert listing(out) == []
@@ -91,10 +91,10 @@ def test_every_error_in_every_file_before_exit(course, in_tmp):
 def test_bad_run_leaves_previous_artifacts_untouched(course, in_tmp):
     src = write(in_tmp / "lessons" / "day01_x" / "a.cu", GOOD)
     out = in_tmp / "out"
-    assert course("snippets", src, "-o", out).code == 0
+    assert course("snippets", src, "--lesson", "day01_x", "-o", out).code == 0
     before = {p: (out / p).read_bytes() for p in listing(out) if (out / p).is_file()}
     write(src, GOOD + "// snippet: broken\n")
-    assert course("snippets", src, "-o", out).code == 1
+    assert course("snippets", src, "--lesson", "day01_x", "-o", out).code == 1
     after = {p: (out / p).read_bytes() for p in listing(out) if (out / p).is_file()}
     assert before == after
 

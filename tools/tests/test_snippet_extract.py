@@ -64,7 +64,7 @@ def test_crlf_extracts_like_lf():
 def test_artifact_links_back_to_the_source_lines(course, in_tmp):
     src = write(in_tmp / "lessons" / "day01_x" / "a.cu", "int z;\n// snippet: s\nint a;\n// end snippet\n")
     out = in_tmp / "build" / "snippets"
-    assert course("snippets", src, "-o", out).code == 0
+    assert course("snippets", src, "--lesson", "day01_x", "-o", out).code == 0
     text = (out / "day01_x" / "s.md").read_text()
     assert "[`lessons/day01_x/a.cu`, lines 3\u20133](../../../lessons/day01_x/a.cu#L3-L3)" in text
     assert "```cuda\nint a;\n```\n" in text
@@ -73,12 +73,16 @@ def test_artifact_links_back_to_the_source_lines(course, in_tmp):
 
 def test_artifacts_are_byte_for_byte_reproducible(course, tmp_path, monkeypatch):
     """Two checkouts in different folders give identical bytes."""
+    from coursetools import cli, manifest
+
     results = []
     for where in ("one", "two/deeper"):
         root = tmp_path / where
         write(root / "lessons" / "day01_x" / "a.cu", "// snippet: s\n\tint a;\n// end snippet\n")
         monkeypatch.chdir(root)
-        assert course("snippets", "lessons/day01_x/a.cu", "-o", "build/snippets").code == 0
+        monkeypatch.setattr(cli, "ROOT", root)
+        monkeypatch.setattr(manifest, "ROOT", root)
+        assert course("snippets", "lessons/day01_x/a.cu", "--lesson", "day01_x", "-o", "build/snippets").code == 0
         results.append((root / "build/snippets/day01_x/s.md").read_bytes())
     assert results[0] == results[1]
 
@@ -86,9 +90,10 @@ def test_artifacts_are_byte_for_byte_reproducible(course, tmp_path, monkeypatch)
 def test_check_mode_reports_out_of_date(course, in_tmp):
     src = write(in_tmp / "lessons" / "day01_x" / "a.cu", "// snippet: s\nint a;\n// end snippet\n")
     out = in_tmp / "o"
-    assert course("snippets", src, "-o", out, "--check").code == 3
-    assert course("snippets", src, "-o", out).code == 0
-    assert course("snippets", src, "-o", out, "--check").code == 0
+    args = ("snippets", src, "--lesson", "day01_x", "-o", out)
+    assert course(*args, "--check").code == 3
+    assert course(*args).code == 0
+    assert course(*args, "--check").code == 0
 
 
 # -- property: extraction returns exactly the lines placed between markers --

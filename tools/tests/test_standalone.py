@@ -23,11 +23,11 @@ def lessons():
 
 @pytest.mark.parametrize("lesson", lessons(), ids=lambda l: l.target)
 def test_standalone_snippets_equal_the_lesson(lesson):
-    text, diags = standalone.standalone_text(lesson)
-    assert diags == []
+    text = standalone.standalone_text(lesson)
     assert '#include "course.cuh"' not in text
     alone, d1 = snippets.parse_source("standalone.cu", text.encode())
-    orig, d2 = snippets.parse_source(lesson.sources[0], (manifest.ROOT / lesson.sources[0]).read_bytes())
+    orig, d2 = snippets.extract([str(manifest.ROOT / s) for s in (*lesson.sources, manifest.HEADER)],
+                                manifest.ROOT, lesson.target)
     assert d1 == [] and d2 == []
     assert {s.name: s.lines for s in alone} == {s.name: s.lines for s in orig}
 
@@ -36,10 +36,10 @@ def test_standalone_snippets_equal_the_lesson(lesson):
 def test_standalone_files_compile_alone(tmp_path):
     procs = []
     for lesson in lessons():
-        text, _ = standalone.standalone_text(lesson)
+        text = standalone.standalone_text(lesson)
         src = tmp_path / f"{lesson.target}.cu"
         src.write_text(text)  # no common/ beside it: it must stand alone
-        cmd = [NVCC, "-std=c++17", "-O1", "-arch=sm_90", "-c", str(src), "-o", str(tmp_path / f"{lesson.target}.o")]
+        cmd = [NVCC, *lesson.nvcc_flags.split(), "-c", str(src), "-o", str(tmp_path / f"{lesson.target}.o")]
         procs.append((lesson.target, subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, cwd=tmp_path)))
     for name, p in procs:
         _, err = p.communicate(timeout=600)

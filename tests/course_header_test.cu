@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+//
+// Host-only unit tests of the shared header's command-line parser and JSON
+// writer: no GPU and no CUDA call, so CTest runs them on any machine.
+// Every failure names the input and what was expected.
+
+#include <cstdio>
+#include <string>
+
+#include "course.cuh"
+
+namespace {
+
+int failures = 0;
+
+void expect(bool ok, const std::string& what) {
+    if (!ok) {
+        std::fprintf(stderr, "FAILED: %s\n", what.c_str());
+        ++failures;
+    }
+}
+
+void wholeNumbers() {
+    unsigned long long x = 0;
+    for (const char* bad : {" -1", "-1", "+5", "0x10", "", " 7", "7 ", "1e3",
+                            "18446744073709551616"}) {
+        expect(!course::parseWhole(bad, ~0ull, x),
+               std::string("parseWhole refuses '") + bad + "'");
+    }
+    expect(course::parseWhole("18446744073709551615", ~0ull, x) && x == ~0ull,
+           "parseWhole takes the largest 64-bit number");
+    expect(!course::parseWhole("2147483648", course::kMaxSamples, x),
+           "--samples above its limit is refused");
+    expect(course::parseWhole("10000", course::kMaxSamples, x) && x == 10000,
+           "--samples at its limit is taken");
+}
+
+void jsonStrings() {
+    expect(course::jsonQuote("a\"b\\c") == "\"a\\\"b\\\\c\"", "quotes and "
+                                                              "backslashes");
+    expect(course::jsonQuote("\n\t") == "\"\\u000a\\u0009\"", "control bytes");
+    expect(course::jsonQuote("caf\xc3\xa9 \xe2\x82\xac") ==
+               "\"caf\xc3\xa9 \xe2\x82\xac\"",
+           "valid UTF-8 passes as it is");
+    expect(course::jsonQuote("x\x80y") == "\"x\\\\x80y\"",
+           "a stray continuation byte is written as \\x80");
+    expect(course::jsonQuote("\xc0\x80") == "\"\\\\xc0\\\\x80\"",
+           "an overlong encoding is escaped");
+    expect(course::jsonQuote("\xed\xa0\x80") == "\"\\\\xed\\\\xa0\\\\x80\"",
+           "a surrogate is escaped");
+    expect(course::jsonQuote("\xe2\x82") == "\"\\\\xe2\\\\x82\"",
+           "a truncated sequence is escaped");
+    expect(course::jsonNumber(1.0 / 0.0) == "null", "infinity is null");
+}
+
+void jsonRows() {
+    course::TimingResult t =
+        course::summarize({3.0, 1.0, 2.0, 5.0, 4.0}, course::TimingMode::Cold);
+    expect(t.median == 3.0 && t.min == 1.0 && t.max == 5.0, "summarize");
+    expect(t.q1 == 2.0 && t.q3 == 4.0, "quartiles by nvbench's rank");
+    const std::string j = course::Row().str("a", "b").timing(t).json();
+    expect(j.find("\"samples_ms\": [3,1,2,5,4]") != std::string::npos,
+           "every sample kept, in the order taken: " + j);
+}
+
+void jsonPaths() {
+    expect(!course::jsonPathProblem("").empty(), "--json '' is refused");
+    expect(!course::jsonPathProblem("/dev/full").empty(),
+           "--json /dev/full (a device) is refused");
+    expect(!course::jsonPathProblem("/").empty(), "--json / is refused");
+    expect(!course::jsonPathProblem("/no/such/folder/x.json").empty(),
+           "--json in a missing folder is refused before any GPU work");
+    expect(course::jsonPathProblem("course_header_test.json").empty(),
+           "--json in the current folder is accepted");
+}
+
+}  // namespace
+
+int main() {
+    wholeNumbers();
+    jsonStrings();
+    jsonRows();
+    jsonPaths();
+    if (failures != 0) {
+        std::fprintf(stderr, "%d failure(s)\n", failures);
+        return 1;
+    }
+    std::printf("course.cuh: parser and JSON writer tests passed\n");
+    return 0;
+}

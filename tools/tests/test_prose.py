@@ -1,0 +1,36 @@
+"""The prose check: a number typed into a page fails; one a helper wrote,
+a stated constant, a day, a date or a name's digits do not."""
+
+from __future__ import annotations
+
+from coursetools import prose, render
+
+
+def problems(text, allowed=(), days=(24, 77)):
+    return [str(p) for p in prose.problems_in(text, {float(a) for a in allowed}, set(days), "t.j2")]
+
+
+def test_typed_numbers_fail_and_helper_numbers_pass():
+    assert problems("The kernel takes 41.3 us.")
+    assert problems(f"The kernel takes {render.mark('41.3')} us.") == []
+
+
+def test_constants_days_dates_names_and_code_pass():
+    text = ("Sums 16,776,605 ones. See day 77 and day 24. Checked 2026-11-29. Built for sm_90 with "
+            "float4 loads on an H200, v9. `--size 65536` in code.\n```\nint x = 3;\n```\n"
+            "[a link](../day77/x.md#L12-L40)")
+    assert problems(text, allowed=[16776605]) == []
+
+
+def test_a_day_number_outside_a_day_reference_still_counts():
+    assert problems("It took 77 us.", days=(77,))
+
+
+def test_the_real_pages_pass():
+    from coursetools import manifest
+
+    try:
+        lessons = manifest.load()
+    except Exception:
+        return
+    assert prose.check(lessons) == []

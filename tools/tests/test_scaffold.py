@@ -1,0 +1,64 @@
+"""`course new`: a lesson in the house shape, formatted, refusing to
+overwrite or to reuse a day."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from coursetools import lint, scaffold
+
+
+@pytest.fixture
+def root(in_tmp, monkeypatch):
+    monkeypatch.setattr(scaffold, "ROOT", in_tmp)
+    (in_tmp / "lessons").mkdir()
+    return in_tmp
+
+
+def test_new_writes_a_lesson(course, root):
+    r = course("new", "day30_vector_add")
+    assert r.code == 0, r.err
+    folder = root / "lessons" / "day30_vector_add"
+    assert sorted(p.name for p in folder.iterdir()) == ["CMakeLists.txt", "README.md.j2", "lesson.toml", "vector_add.cu"]
+    cmake = (folder / "CMakeLists.txt").read_text()
+    assert "course_add_lesson(day30_vector_add" in cmake and "DAY 30" in cmake and 'TOPIC "Vector add"' in cmake
+    assert '"day30_vector_add",' in (folder / "vector_add.cu").read_text()
+
+
+@pytest.mark.parametrize("args, words", [
+    (["Day30"], "not a lesson name"),
+    (["day30_"], "not a lesson name"),
+    (["day30_x", "--min-cc", "nine"], "not a compute capability"),
+    (["day30_x", "--topic", 'a "quoted" topic'], "without quotes"),
+])
+def test_bad_names_are_refused(course, root, args, words):
+    r = course("new", *args)
+    assert r.code == 2 and words in r.err
+
+
+def test_an_existing_lesson_or_day_is_never_overwritten(course, root):
+    assert course("new", "day30_vector_add").code == 0
+    before = (root / "lessons" / "day30_vector_add" / "vector_add.cu").read_text()
+    assert course("new", "day30_vector_add").code == 2
+    r = course("new", "day30_other")
+    assert r.code == 2 and "day 30 already exists" in r.err
+    assert (root / "lessons" / "day30_vector_add" / "vector_add.cu").read_text() == before
+
+
+@pytest.mark.skipif(lint.clang_format_binary() is None, reason="clang-format is not installed")
+@pytest.mark.parametrize("name", ["day30_vector_add", "day101_a_much_longer_topic_nam"])
+def test_the_new_program_is_formatted(course, root, name):
+    assert course("new", name, "--topic", "A topic long enough to wrap its comment line onto a second one").code == 0
+    src = next((root / "lessons" / name).glob("*.cu"))
+    style = Path(__file__).resolve().parents[2] / ".clang-format"
+    proc = subprocess.run([lint.clang_format_binary(), f"--style=file:{style}", "--dry-run", "--Werror", str(src)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+del shutil, sys
