@@ -14,9 +14,10 @@ import time
 from pathlib import Path
 
 import jinja2
+import jinja2.sandbox
 
 from . import snippets
-from .fsutil import replace_tree
+from .fsutil import ensure_owned_folder, replace_tree, write_atomic
 from .manifest import build_dir
 
 
@@ -40,8 +41,11 @@ def generate(root: Path, lessons: int, per_lesson: int) -> list[str]:
 def once(root: Path, paths: list[str], cached: bool) -> dict[str, float]:
     t = {}
     t0 = time.perf_counter()
-    by_lesson, diags = snippets.extract_files(paths, root)
-    assert not diags
+    by_lesson = {}
+    for p in paths:
+        found, diags = snippets.extract([p], root, Path(p).parent.name)
+        assert not diags
+        by_lesson[Path(p).parent.name] = found
     t["extract"] = time.perf_counter() - t0
     out = root / "build" / "snippets"
     t0 = time.perf_counter()
@@ -51,10 +55,11 @@ def once(root: Path, paths: list[str], cached: bool) -> dict[str, float]:
     }
     t["artifacts"] = time.perf_counter() - t0
     t0 = time.perf_counter()
+    ensure_owned_folder(out, root)
     for lesson, files in trees.items():
-        replace_tree(out / lesson, files)
+        replace_tree(out / lesson, files, root)
     t["write"] = time.perf_counter() - t0
-    env = jinja2.Environment(
+    env = jinja2.sandbox.ImmutableSandboxedEnvironment(
         loader=jinja2.FileSystemLoader(str(root / "lessons")),
         undefined=jinja2.StrictUndefined,
         bytecode_cache=jinja2.FileSystemBytecodeCache(str(root / "build" / "jinja")) if cached else None,
@@ -69,7 +74,7 @@ def once(root: Path, paths: list[str], cached: bool) -> dict[str, float]:
     t["render"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     for lesson, page in pages.items():
-        (root / "lessons" / lesson / "README.md").write_text(page)
+        write_atomic(root / "lessons" / lesson / "README.md", page)
     t["write pages"] = time.perf_counter() - t0
     return t
 

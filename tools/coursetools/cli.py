@@ -114,8 +114,13 @@ def cmd_render(args) -> int:
     from . import render
 
     lessons, chosen = _lessons(args.lesson)
-    files, stale_lessons = render.render_all(lessons, [l.target for l in chosen])
+    files, stale_lessons, orphans = render.render_all(lessons, [l.target for l in chosen])
+    if args.check and orphans:
+        raise OutOfDateError([f"{display_path(p)}: a figure no page uses any more; run: tools/course render"
+                              for p in orphans])
     written = _check_or_write(files, args.check, "tools/course render (or the build: cmake --build build)")
+    for p in orphans:
+        p.unlink()
     for target, reasons in stale_lessons:
         print(
             f"render: {target}: its code changed since the promoted run ({'; '.join(reasons)}); "
@@ -127,7 +132,8 @@ def cmd_render(args) -> int:
         print(f"render: {len(files)} generated file(s) up to date")
     else:
         print(f"render: {len(written)} of {len(files)} generated file(s) written"
-              + (": " + ", ".join(display_path(p) for p in written) if written else " (all up to date)"))
+              + (": " + ", ".join(display_path(p) for p in written) if written else " (all up to date)")
+              + (f"; removed {len(orphans)} unused figure(s)" if orphans else ""))
     return EXIT_OK
 
 

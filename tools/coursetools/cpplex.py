@@ -38,6 +38,28 @@ _LEX = re.compile(
 )
 
 
+# For the snippet scanner, which needs only comments, literals and which
+# lines hold code: the same comment and literal alternatives (adjacent
+# literals, or adjacent block comments, as one match), and code in long
+# runs (anything but a slash, a quote, a newline or a letter that may
+# start a literal's prefix), so a line costs a few matches, not one per
+# token.
+SCAN = re.compile(
+    r"""
+    (?P<newline>\n)
+  | (?P<line_comment>//[^\n]*)
+  | (?P<block_comment>(?:/\*(?s:.*?)\*/)+|/\*(?s:.*))
+  | (?P<raw>(?:u8|[uUL])?R"(?P<delim>[^()\\\s"]{0,16})\((?s:.*?)\)(?P=delim)"
+           |(?:u8|[uUL])?R"[^()\\\s"]{0,16}\((?s:.*))
+  | (?P<literal>(?:(?:u8|[uUL])?"(?:[^"\\\n]|\\[^\n])*"|(?:u8|[uUL])?'(?:[^'\\\n]|\\[^\n])*')+
+               |(?:u8|[uUL])?["'][^\n]*)
+  | (?P<space>[ \t\r\f\v]+)
+  | (?P<code>[^/"'\n \t\r\f\vRuUL][^/"'\nRuUL]*|.)
+    """,
+    re.VERBOSE,
+)
+
+
 class Token(NamedTuple):
     kind: str  # space newline line_comment block_comment raw literal word ops other
     text: str

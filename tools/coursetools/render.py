@@ -563,13 +563,15 @@ def readme_with_table(lessons: list[Lesson]) -> tuple[Path, str] | None:
     return path, text[:a] + readme_table(lessons) + text[b:]
 
 
-def render_all(lessons, only=None) -> tuple[dict[Path, str], list[tuple[str, list[str]]]]:
+def render_all(lessons, only=None) -> tuple[dict[Path, str], list[tuple[str, list[str]]], list[Path]]:
     """Every page (and the README's table). Raises SourceError with every
-    template's problems; returns the files and the lessons whose code
-    changed since their promoted run."""
+    template's problems; returns the files, the lessons whose code changed
+    since their promoted run, and figures a verified page no longer uses
+    (a page that is not verified keeps its old figures)."""
     files: dict[Path, str] = {}
     diags: list[Diagnostic] = []
     stale = []
+    orphans: list[Path] = []
     for lesson in lessons:
         if only and lesson.target not in only:
             continue
@@ -578,9 +580,11 @@ def render_all(lessons, only=None) -> tuple[dict[Path, str], list[tuple[str, lis
         diags.extend(d)
         if state.state == "stale":
             stale.append((lesson.target, [r for r in state.reasons if r.startswith("stale")]))
+        if state.valid and f:
+            orphans += [p for p in sorted((lesson.path / FIGURES).glob("*.svg")) if p not in f]
     if diags:
         raise SourceError(diags + [f"{len(diags)} error(s); nothing written"])
     table = readme_with_table(lessons)
     if table:
         files[table[0]] = table[1]
-    return files, stale
+    return files, stale, orphans

@@ -20,6 +20,7 @@ nor an error.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import functools
 import os
@@ -170,18 +171,31 @@ def _classify(text: str, lines: list[str]):
     inside: dict[int, str] = {}
     comments: dict[int, list[cpplex.Token]] = {}
     code_lines: set[int] = set()
-    for tok in cpplex.tokens(text):
-        kind = tok.kind
+    starts = [0] + [m.end() for m in re.finditer("\n", text)]
+    line, line_end = 1, (starts[1] if len(starts) > 1 else len(text) + 1)
+    for m in cpplex.SCAN.finditer(text):
+        kind = m.lastgroup
         if kind in ("space", "newline"):
             continue
+        start = m.start()
+        if start >= line_end:  # a token on a later line: find which
+            line = bisect.bisect_right(starts, start)
+            line_end = starts[line] if line < len(starts) else len(text) + 1
         if kind in ("line_comment", "block_comment"):
-            comments.setdefault(tok.line, []).append(tok)
+            # A line holds a few comments; past 64 (a machine-made line)
+            # the rest cannot be markers anyway, since a marker is alone.
+            here = comments.setdefault(line, [])
+            if len(here) < 64:
+                here.append(cpplex.Token(kind, m.group(), start, line, start - starts[line - 1] + 1))
+            multi = kind == "block_comment"
         else:
-            code_lines.add(tok.line)
-        span = tok.text.count("\n")
-        if span and kind in ("block_comment", "raw", "literal"):
-            for k in range(tok.line + 1, tok.line + span + 1):
-                inside[k] = "block" if kind == "block_comment" else "literal"
+            code_lines.add(line)
+            multi = kind in ("raw", "delim", "literal")
+        if multi and "\n" in m.group():
+            span = m.group().count("\n")
+            what = "block" if kind == "block_comment" else "literal"
+            for k in range(line + 1, line + span + 1):
+                inside[k] = what
     return inside, comments, code_lines
 
 

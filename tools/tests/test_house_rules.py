@@ -69,3 +69,12 @@ def test_no_tool_names_a_day():
         text = path.read_text()
         hits = re.findall(r"\bday[0-9]+\w*", text)
         assert hits == [], f"{path.relative_to(manifest.ROOT)} names {hits}"
+
+
+def test_no_private_key_is_committed():
+    """Reviewers sign with keys that never enter the repository."""
+    import subprocess
+
+    out = subprocess.run(["git", "grep", "-lE", "BEGIN [A-Z ]*PRIVATE KEY"], cwd=manifest.ROOT,
+                         capture_output=True, text=True)
+    assert out.stdout.strip() == "", f"private keys committed: {out.stdout}"
