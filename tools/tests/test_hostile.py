@@ -145,11 +145,14 @@ def test_sigterm_runs_the_cleanup(tmp_path):
 
 @pytest.mark.parametrize("line", [b"/" * 1_000_000, b"int a = b + c; " * 70_000, b'"' * 1_000_000,
                                   b"// x" * 250_000, b'R"x(' * 250_000])
-def test_a_one_megabyte_line_scans_in_well_under_a_second(line):
+def test_a_one_megabyte_line_scans_in_linear_time(line):
+    # A scanner quadratic in the line length needs minutes for a megabyte;
+    # a linear one needs well under a second alone. Five seconds leaves
+    # room for a CI machine busy with the other tests, never for a quadratic.
     data = b"int a;\n" + line + b"\nint b;\n"
     t0 = time.monotonic()
     snippets.parse_source("big.cu", data)
-    assert time.monotonic() - t0 < 0.5
+    assert time.monotonic() - t0 < 5.0
 
 
 def test_nul_bytes_are_refused_and_a_bom_is_accepted():
