@@ -717,10 +717,13 @@ def promote(lesson: Lesson, tag: str, by: str, key: Path, base: Path | None = No
 def format_comparison(table: list[dict], a: str, b: str) -> str:
     if not table:
         return "(no timed rows in common)"
-    lines = [f"{'row':<60} {a[:14]:>14} {b[:14]:>14} {'ratio':>7}  verdict ({a} against {b})"]
-    for r in table:
-        name = " ".join(str(v) for v in r["row"].values())
-        lines.append(f"{name[:60]:<60} {r['a_median_ms'] * 1000:>11.2f} us {r['b_median_ms'] * 1000:>11.2f} us "
+    names = [" ".join(str(v) for v in r["row"].values()) for r in table]
+    nw = max(len(n) for n in names)
+    w = max(len(a), len(b), 9) + 3  # a tag's full name over each median: "NNNN.NN us"
+    lines = [f"ratio: {b}'s median over {a}'s; verdict: {a} against {b} (research/REVIEW-PROCESS.md)",
+             f"{'row':<{nw}} {a:>{w}} {b:>{w}} {'ratio':>7}  verdict"]
+    for name, r in zip(names, table):
+        lines.append(f"{name:<{nw}} {r['a_median_ms'] * 1000:>{w - 3}.2f} us {r['b_median_ms'] * 1000:>{w - 3}.2f} us "
                      f"{r['ratio']:>7.3f}  {r['verdict']}")
     return "\n".join(lines)
 
