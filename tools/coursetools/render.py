@@ -248,17 +248,28 @@ class Page:
 
     def table(self, columns: list, **where) -> str:
         """A Markdown table of the rows matching `where`: columns are
-        [header, field, format] (field may carry a unit, 'median_ms:us');
-        a field 'vs:' + JSON-free 'key=value' compares against that row."""
+        [header, field, format] (field may carry a unit, 'median_ms:us').
+        A fourth element, a mapping such as {"timing": "cold"}, takes that
+        column from the row that is this one with those fields changed
+        (its cold twin), left empty where the record has none."""
         if not self.verified:
             return f"{UNMEASURED}\n"
+        for c in columns:
+            if not isinstance(c, (list, tuple)) or len(c) not in (3, 4) or (len(c) == 4 and not isinstance(c[3], dict)):
+                raise TemplateProblem("a table column is [header, field, format] or [header, field, format, {field: value}]")
         rows = self._select(where)
         head = "| " + " | ".join(c[0] for c in columns) + " |\n| " + " | ".join("---" for _ in columns) + " |\n"
         body = []
         for row in rows:
             cells = []
-            for _, field, fmt in columns:
-                value = self._field(row, field)
+            for column in columns:
+                _, field, fmt = column[:3]
+                source = row
+                if len(column) == 4:
+                    key = {k: row[k] for k in ev.ROW_KEY_FIELDS if k in row}
+                    twins = self._select({**key, **column[3]})
+                    source = twins[0] if twins else None
+                value = None if source is None else self._field(source, field)
                 if value is None:
                     cells.append("")
                 elif isinstance(value, str):

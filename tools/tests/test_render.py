@@ -95,3 +95,17 @@ def test_the_readme_table_lists_every_lesson():
         pytest.skip("no configured build")
     text = (REAL_ROOT / "README.md").read_text()
     assert render.readme_table(lessons) in text, "README.md's day table is stale: run tools/course render"
+
+
+def test_a_table_column_can_come_from_the_rows_cold_twin(lesson):
+    rows = [{"group": "h", "mode": m, "timing": t, "median_ms": ms}
+            for m, t, ms in [("a", "batch", 0.010), ("a", "cold", 0.020), ("b", "batch", 0.030)]]
+    state = render.ev.State(lesson, "promoted", [], {}, {"results": {"rows": rows}})
+    page = render.Page(lesson, [], state)
+    cols = [["row", "mode", ""], ["batch", "median_ms:us", ".1f"], ["cold", "median_ms:us", ".1f", {"timing": "cold"}]]
+    text = page.table(cols, group="h", timing="batch")
+    lines = [l.replace(render.MARK_OPEN, "").replace(render.MARK_CLOSE, "") for l in text.splitlines()]
+    assert lines[2] == "| `a` | 10.0 | 20.0 |"  # the cold column is a's cold row, not its batch row again
+    assert lines[3] == "| `b` | 30.0 |  |"  # no cold twin: an empty cell, never the batch value
+    with pytest.raises(render.TemplateProblem):
+        page.table([["row", "mode", "", "cold"]], group="h")
