@@ -46,7 +46,7 @@
 //   (-DDAY77_DROP_TRAILING_CLUSTER_SYNC)
 //       the trailing cluster.sync() calls removed: the bug the page shows.
 //   day77_cluster_reduction_timeline  (-DCOURSE_TIMELINE) when each block of
-//       the seed schedule started and ended, plainly and in clusters.
+//       the first schedule started and ended, plainly and in clusters.
 //
 // Build:  cmake --build build --target day77_cluster_reduction
 // Run:    build/bin/day77_cluster_reduction                  everything
@@ -77,7 +77,7 @@ namespace cg = cooperative_groups;
 
 constexpr int kThreadsPerBlock = 256;  // 8 warps
 
-// Each block of the seed's schedule consumes two elements per thread,
+// Each block of the first schedule consumes two elements per thread,
 // day 24's version 4.
 constexpr int kElemsPerBlock = 2 * kThreadsPerBlock;
 
@@ -164,8 +164,8 @@ __device__ void reduceBlockToTile(const float* __restrict__ in, size_t n,
 }
 // end snippet
 
-// The seed's baseline, and the store row. One result per block. Launch
-// assumption: blockDim.x == kThreadsPerBlock; with or without clusters
+// The first schedule's baseline, and the store row. One result per block.
+// Launch assumption: blockDim.x == kThreadsPerBlock; with or without clusters
 // (the cluster-launch rows launch the Store form in clusters).
 template <Tail kTail>
 __global__ void reduceBlock(const float* __restrict__ in, size_t n,
@@ -232,7 +232,7 @@ __global__ void reduceClusterDsm(const float* __restrict__ in, size_t n,
     // Without this barrier a non-zero rank may exit while rank 0 is still
     // reading its shared memory. On the H200 that is not a silent race: the
     // read of an exited block's shared memory faults, and the launch fails
-    // (the review's record has the run).
+    // (the page shows the review's run of the build without it).
     cluster.sync();
 #endif
     // end snippet
@@ -624,7 +624,7 @@ struct Run {
     int seedBlocks = 0;   // one per kElemsPerBlock elements
     float* in = nullptr;  // n ones
     float* sum = nullptr;
-    float* partials = nullptr;  // one per seed block
+    float* partials = nullptr;  // one per block of the first schedule
 };
 
 // One row of a group: how it is checked, what it enqueues, and what the
@@ -1226,7 +1226,7 @@ void latency(Run& r) {
 }
 
 #ifdef COURSE_TIMELINE
-// When each block of the seed schedule started and ended: plainly, in
+// When each block of the first schedule started and ended: plainly, in
 // clusters of 1 and 2, and the store rows that separate the cluster
 // launch from its barriers.
 void timelines(Run& r) {

@@ -29,6 +29,7 @@ SAME_OVERLAP = 0.5
 SAME_DISPERSION = 0.02
 
 FASTER, SLOWER, SAME, UNDECIDED = "faster", "slower", "the same", "not distinguishable"
+WORDS = (FASTER, SLOWER, SAME, UNDECIDED)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -246,6 +246,23 @@ class Page:
             counts[word] = counts.get(word, 0) + 1
         return {k: mark(n) for k, n in counts.items()}
 
+    def where_verdict(self, a: dict, b: dict, over: str, values: list, word: str, fmt: str = ",") -> str:
+        """The values x of `over` at which the rule calls (a + {over: x})
+        against (b + {over: x}) `word`, as a phrase: '65,537 and 262,145',
+        or 'no size'."""
+        if word not in cmp.WORDS:
+            raise TemplateProblem(f"'{word}' is not one of the rule's words: {', '.join(cmp.WORDS)}")
+        if not self.verified:
+            return UNMEASURED
+        hits = []
+        for x in values:
+            v = self._verdict({**a, over: x}, {**b, over: x})
+            if v and v.word == word:
+                hits.append(mark(_format(x, fmt)))
+        if not hits:
+            return "no size"
+        return hits[0] if len(hits) == 1 else ", ".join(hits[:-1]) + " and " + hits[-1]
+
     def table(self, columns: list, **where) -> str:
         """A Markdown table of the rows matching `where`: columns are
         [header, field, format] (field may carry a unit, 'median_ms:us').

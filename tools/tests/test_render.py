@@ -109,3 +109,21 @@ def test_a_table_column_can_come_from_the_rows_cold_twin(lesson):
     assert lines[3] == "| `b` | 30.0 |  |"  # no cold twin: an empty cell, never the batch value
     with pytest.raises(render.TemplateProblem):
         page.table([["row", "mode", "", "cold"]], group="h")
+
+
+def test_where_verdict_names_the_sizes_the_rule_gives_that_word(lesson):
+    def row(v, n, ms):
+        return {"group": "s", "version": v, "elements": n, "timing": "cold", "median_ms": ms,
+                "samples_ms": [ms * (1 + i / 1000) for i in range(11)]}
+    rows = [row("a", 1, 1.0), row("b", 1, 2.0), row("a", 2, 2.0), row("b", 2, 1.0),
+            row("a", 3, 3.0), row("b", 3, 1.5)]
+    page = render.Page(lesson, [], render.ev.State(lesson, "promoted", [], {}, {"results": {"rows": rows}}))
+
+    def where(word):
+        text = page.where_verdict({"group": "s", "version": "a"}, {"group": "s", "version": "b"}, "elements", [1, 2, 3], word)
+        return text.replace(render.MARK_OPEN, "").replace(render.MARK_CLOSE, "")
+    assert where("faster") == "1"
+    assert where("slower") == "2 and 3"
+    assert where("the same") == "no size"
+    with pytest.raises(render.TemplateProblem):
+        where("ties")
