@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import tempfile
 import signal
 import sys
 from pathlib import Path
 
 from . import manifest
 from .errors import (
+    EXIT_ERRORS,
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
@@ -29,7 +31,7 @@ from .errors import (
     display_path,
     report,
 )
-from .fsutil import ensure_owned_folder, replace_tree, write_atomic
+from .fsutil import check_no_links_between, ensure_owned_folder, replace_tree, write_atomic
 from .manifest import ROOT
 
 # Modules that need Jinja2 or MkDocs are imported where they are used, so
@@ -57,6 +59,8 @@ def _check_or_write(files: dict[Path, str], check: bool, fix_hint: str) -> list[
         if stale:
             raise OutOfDateError([f"{display_path(p)}: out of date; run: {fix_hint}" for p in stale])
         return []
+    for p in stale:
+        check_no_links_between(p, ROOT)
     for p in stale:
         write_atomic(p, files[p])
     return stale
@@ -183,8 +187,8 @@ def cmd_record(args) -> int:
     from . import evidence as ev
 
     build = Path(args.build_dir) if args.build_dir else manifest.build_dir()
-    info = json.loads((build / "course-manifest.json").read_text()) if (build / "course-manifest.json").exists() else {}
-    lessons = manifest.load(build / "course-manifest.json")
+    lessons = manifest.load(build / "course-manifest.json")  # a bad manifest is a one-line error here
+    info = json.loads((build / "course-manifest.json").read_text(encoding="utf-8"))
     lesson = manifest.find(lessons, args.lesson)
     path = ev.record(
         lesson, args.tag, args.commit, args.clean, build=build, extra_args=args.args,
@@ -252,11 +256,20 @@ def cmd_add_reviewer(args) -> int:
     from . import signing
 
     line = signing.public_key_line(args.principal, Path(args.key))
+    name = signing.check_name(args.name)
     path = signing.allowed_signers_path(ev.evidence_dir())
-    text = path.read_text() if path.exists() else ""
-    if any(l.split()[:1] == [args.principal] for l in text.splitlines() if l.strip() and not l.startswith("#")):
-        raise UsageError(f"{display_path(path)}: {args.principal} is already a reviewer; retire the old key first")
-    write_atomic(path, text + (f"# {args.name}\n" if args.name else "") + line + "\n")
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    if path.exists():
+        signing.parse_allowed(path)
+    new = text + (f"# {name}\n" if name else "") + line + "\n"
+    with tempfile.TemporaryDirectory() as tmp:  # the file as it would be, checked whole first
+        trial = Path(tmp) / "allowed_signers"
+        trial.write_text(new, encoding="utf-8")
+        try:
+            signing.parse_allowed(trial)
+        except EvidenceError as e:
+            raise UsageError(str(e).replace(str(trial), display_path(path)))
+    write_atomic(path, new)
     print(f"add-reviewer: {args.principal} added to {display_path(path)}; commit it")
     return EXIT_OK
 
@@ -412,10 +425,22 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_site)
 
     s = sub.add_parser("bench", help="time extraction and rendering of a generated course", formatter_class=fmt)
-    s.add_argument("--lessons", type=int, default=200, help="lessons to generate")
-    s.add_argument("--snippets", type=int, default=10, help="snippets per lesson")
+    s.add_argument("--lessons", type=_count(1, 10_000), default=200, help="lessons to generate (1 to 10,000)")
+    s.add_argument("--snippets", type=_count(1, 1_000), default=10, help="snippets per lesson (1 to 1,000)")
     s.set_defaults(func=cmd_bench)
     return p
+
+
+def _count(lo: int, hi: int):
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+        if not lo <= n <= hi:
+            raise argparse.ArgumentTypeError(f"{n} is outside {lo} to {hi:,}")
+        return n
+    return parse
 
 
 def _interrupt(signum, frame):
@@ -438,6 +463,14 @@ def main(argv=None) -> int:
         where = f"{e.filename}: " if e.filename else ""
         print(f"course: error: {where}{e.strerror or e}", file=sys.stderr)
         return EXIT_USAGE
+    except (MemoryError, RecursionError) as e:
+        print(f"course: error: an input is too large or too deeply nested to process ({type(e).__name__}); "
+              "nothing was written", file=sys.stderr)
+        return EXIT_ERRORS
+    except Exception as e:  # a bug in the tools: still one line, still exit 1, never half-written output
+        print(f"course: internal error: {type(e).__name__}: {str(e)[:300]} (a bug in tools/course; "
+              "please report the command that caused it); nothing was written", file=sys.stderr)
+        return EXIT_ERRORS
 
 
 if __name__ == "__main__":

@@ -89,6 +89,35 @@ def tokens(text: str):
                 line_start = start + tok.rfind("\n") + 1
 
 
+class Splice(ValueError):
+    """A backslash-newline where this lexer and the compiler would
+    disagree on what is a comment: at the end of a // comment (the next
+    line joins the comment), inside a block comment (it can make an
+    earlier */), or inside a quoted literal (the literal goes on)."""
+
+    def __init__(self, line: int, col: int, what: str):
+        super().__init__(what)
+        self.line, self.col = line, col
+
+
+def _splice_problem(kind: str, tok: str) -> str | None:
+    if kind == "line_comment" and tok.rstrip("\r").endswith("\\"):
+        return "a // comment ends in a backslash, which joins the next line to the comment"
+    if kind == "block_comment" and re.search(r"\\\r?\n", tok):
+        return "a block comment holds a backslash at the end of a line, which can end the comment early"
+    if kind == "literal" and not _closed(tok.lstrip("uUL8")):
+        return "a quoted literal does not close on its line"
+    return None
+
+
+def _closed(lit: str) -> bool:
+    """Whether a quoted literal token ends with its own, unescaped quote."""
+    if len(lit) < 2 or lit[-1] != lit[0]:
+        return False
+    backslashes = len(lit[1:-1]) - len(lit[1:-1].rstrip("\\"))
+    return backslashes % 2 == 0
+
+
 def code_tokens(text: str) -> list[str]:
     """The token stream the sources digest covers: comments and whitespace
     dropped, literals kept whole, line continuations joined. Preprocessor
@@ -103,6 +132,11 @@ def code_tokens(text: str) -> list[str]:
     words = 0
     for m in _LEX.finditer(text):
         kind = m.lastgroup
+        if kind in ("line_comment", "block_comment", "literal"):
+            problem = _splice_problem(kind, m.group())
+            if problem:
+                line = text.count("\n", 0, m.start()) + 1
+                raise Splice(line, m.start() - text.rfind("\n", 0, m.start()), problem)
         if kind in ("space", "line_comment", "block_comment"):
             continue
         if kind == "newline":

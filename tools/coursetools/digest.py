@@ -14,7 +14,7 @@ import hashlib
 from pathlib import Path
 
 from . import cpplex
-from .errors import SourceError
+from .errors import Diagnostic, SourceError
 from .fsutil import read_source
 
 METHOD = "cpp-tokens/1"
@@ -24,23 +24,33 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def file_digest(data: bytes) -> str:
-    """SHA-256 over the file's code tokens, one per line."""
+def file_digest(data: bytes, shown: str = "<source>") -> str:
+    """SHA-256 over the file's code tokens, one per line. SourceError
+    where a backslash-newline would let the compiler see code this digest
+    takes for a comment (cpplex.Splice): such a file has no digest."""
     text = data.decode("utf-8", errors="surrogateescape")
     if text.startswith("\ufeff"):
         text = text[1:]
-    joined = "\x1f".join(cpplex.code_tokens(text.replace("\r\n", "\n")))
+    try:
+        tokens = cpplex.code_tokens(text.replace("\r\n", "\n"))
+    except cpplex.Splice as e:
+        raise SourceError(Diagnostic(shown, e.line, e.col, f"{e}; the sources digest refuses it: "
+                                     "remove the backslash (or close the literal)"))
+    joined = "\x1f".join(tokens)
     return sha256_bytes(joined.encode("utf-8", errors="surrogateescape"))
 
 
 def sources_digest(files: tuple[str, ...], root: Path) -> dict:
     """Each file's token digest and one digest over the sorted (path,
-    digest) pairs. A missing or unreadable file digests as 'missing'."""
+    digest) pairs. A missing or unreadable file digests as 'missing'; a
+    file the digest refuses is an error."""
     out = {}
     for rel in sorted(files):
         try:
-            out[rel] = file_digest(read_source(Path(root) / rel, root))
+            data = read_source(Path(root) / rel, root)
         except SourceError:
             out[rel] = "missing"
+            continue
+        out[rel] = file_digest(data, rel)
     joined = "".join(f"{path}\0{h}\n" for path, h in sorted(out.items()))
     return {"method": METHOD, "digest": sha256_bytes(joined.encode()), "files": out}

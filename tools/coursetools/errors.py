@@ -91,10 +91,17 @@ def display_path(path: str | os.PathLike) -> str:
     return p if rel.startswith("..") else rel
 
 
+MAX_REPORTED = 50
+
+
 def report(lines, stream=None) -> None:
     """One line per problem, in the `where: error: what` form; a line that
     names no file says it comes from the course tool."""
     stream = stream or sys.stderr
+    lines = list(lines)
+    if len(lines) > MAX_REPORTED:  # a hostile file can hold a million mistakes; the first ones say enough
+        hidden = len(lines) - MAX_REPORTED
+        lines = lines[:MAX_REPORTED - 1] + [f"course: error: ... and {hidden} more problem(s) like these"] + lines[-1:]
     for d in lines:
         text = str(d)
         if not isinstance(d, Diagnostic) and ": error: " not in text and not text.endswith("nothing written"):

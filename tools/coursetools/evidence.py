@@ -52,6 +52,7 @@ SCHEMA = "course-evidence/2"
 OLD_SCHEMAS = ("course-evidence/1",)
 PROMOTIONS_SCHEMA = "course-promotions/2"
 TAG_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+TAG_FILE_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}\.json")
 COMMIT_RE = re.compile(r"^[0-9a-f]{7,40}$")
 # A lesson source that still carries an "// UNVERIFIED:" status comment
 # says it has never run; it cannot be promoted until the comment goes.
@@ -113,6 +114,39 @@ RECORD_TYPES = {
 }
 
 
+# Deeper than any record needs; Python's own parser would otherwise die
+# with a RecursionError on '[' * 100000.
+MAX_JSON_DEPTH = 64
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"holds {name}, which is not a JSON number")
+
+
+def strict_json(text: str):
+    """json.loads without NaN or Infinity, and without nesting deeper than
+    MAX_JSON_DEPTH (ValueError naming what is wrong)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:  # brackets outside strings: the nesting, in one pass
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                raise ValueError(f"nests deeper than {MAX_JSON_DEPTH} levels")
+        elif ch in "]}":
+            depth -= 1
+    return json.loads(text, parse_constant=_reject_constant)
+
+
 def load_json(path: Path, what: str) -> dict:
     """A JSON object from `path`, or EvidenceError naming the file and
     what is wrong."""
@@ -124,11 +158,13 @@ def load_json(path: Path, what: str) -> dict:
     except OSError as e:
         raise EvidenceError(Diagnostic(shown, 0, 0, f"cannot be read ({e.strerror}); expected {what}")) from None
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = strict_json(raw.decode("utf-8"))
     except UnicodeDecodeError as e:
         raise EvidenceError(Diagnostic(shown, 0, 0, f"is not UTF-8 ({e.reason}); expected {what}")) from None
     except json.JSONDecodeError as e:
         raise EvidenceError(Diagnostic(shown, e.lineno, e.colno, f"is not valid JSON ({e.msg}); expected {what}")) from None
+    except ValueError as e:
+        raise EvidenceError(Diagnostic(shown, 0, 0, f"{e}; expected {what}")) from None
     if not isinstance(data, dict):
         raise EvidenceError(Diagnostic(shown, 0, 0, f"holds a JSON {type(data).__name__}, not an object; expected {what}"))
     return data
@@ -303,27 +339,79 @@ def peak_dram_gbps(gpu: dict) -> float | None:
     return 2.0 * khz * 1e3 * (bits / 8) / 1e9
 
 
+# Per SM and clock, the most bytes any memory path delivers (shared memory
+# and L1: 128 bytes, 32 banks of 4); no row, from any memory, beats it.
+ON_CHIP_BYTES_PER_CLOCK_PER_SM = 128
+# When a record holds no sampled SM clock: above any GPU's boost clock.
+FALLBACK_SM_MHZ = 3000.0
+
+
+def peak_on_chip_gbps(gpu: dict) -> float | None:
+    sms = gpu.get("sm_count")
+    clocks = gpu.get("clocks") if isinstance(gpu.get("clocks"), dict) else {}
+    sm = clocks.get("sm_mhz") if isinstance(clocks.get("sm_mhz"), dict) else {}
+    mhz = sm.get("max") if isinstance(sm.get("max"), (int, float)) and sm.get("max") > 0 else FALLBACK_SM_MHZ
+    if not isinstance(sms, int) or sms <= 0:
+        return None
+    return sms * ON_CHIP_BYTES_PER_CLOCK_PER_SM * mhz * 1e6 / 1e9
+
+
+def _finite(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
 def impossible_rows(results: dict | None, gpu: dict) -> list[str]:
-    """Rows no device could have produced: a time of zero or less, or a
-    cold-timed bandwidth whose bytes came from DRAM (every row's, unless
-    it says "memory" is something else) above the DRAM's peak."""
+    """Rows no device could have produced: a number that is not finite, a
+    time of zero or less, statistics that contradict the row's own samples
+    (min <= q1 <= median <= q3 <= max, each from samples_ms), a negative
+    bandwidth, a cold-timed bandwidth whose bytes came from DRAM (every
+    row's, unless it says "memory" is something else) above the DRAM's
+    peak, or any bandwidth above what the SMs can take in at all."""
     out = []
     peak = peak_dram_gbps(gpu)
+    on_chip = peak_on_chip_gbps(gpu)
     for i, row in enumerate((results or {}).get("rows", []) or []):
         if not isinstance(row, dict):
             continue
         name = " ".join(str(row[k]) for k in ("group", "version", "schedule", "mode", "elements", "timing") if k in row)
-        for key in ("median_ms", "min_ms"):
+        bad = [k for k, v in row.items() if isinstance(v, float) and not math.isfinite(v)]
+        if bad:
+            out.append(f"row {i} ({name}): {', '.join(bad)} not a finite number")
+            continue
+        for key in ("median_ms", "min_ms", "max_ms", "q1_ms", "q3_ms", "mean_ms"):
             v = row.get(key)
-            if isinstance(v, (int, float)) and not (v > 0):
-                out.append(f"row {i} ({name}): {key} is {v}; a time must be above zero")
+            if key in row and not (_finite(v) and v > 0):
+                out.append(f"row {i} ({name}): {key} is {v}; a time must be a number above zero")
         samples = row.get("samples_ms")
-        if isinstance(samples, list) and any(not isinstance(s, (int, float)) or not (s > 0) for s in samples):
-            out.append(f"row {i} ({name}): a sample is zero, negative or not a number")
+        if isinstance(samples, list):
+            if not samples or any(not (_finite(s) and s > 0) for s in samples):
+                out.append(f"row {i} ({name}): a sample is zero, negative or not a number")
+            else:
+                ordered = sorted(samples)
+                n = len(ordered)
+                lo_mid, hi_mid = ordered[(n - 1) // 2], ordered[n // 2]
+                def near(a, b):
+                    return _finite(a) and abs(a - b) <= 1e-6 * max(abs(b), 1e-12)
+                if "min_ms" in row and not near(row["min_ms"], ordered[0]):
+                    out.append(f"row {i} ({name}): min_ms is not the smallest of its samples")
+                if "max_ms" in row and not near(row["max_ms"], ordered[-1]):
+                    out.append(f"row {i} ({name}): max_ms is not the largest of its samples")
+                m = row.get("median_ms")
+                if "median_ms" in row and not (_finite(m) and lo_mid * (1 - 1e-6) <= m <= hi_mid * (1 + 1e-6)):
+                    out.append(f"row {i} ({name}): median_ms is not the median of its samples")
+        order = [row.get(k) for k in ("min_ms", "q1_ms", "median_ms", "q3_ms", "max_ms") if _finite(row.get(k))]
+        if any(a > b * (1 + 1e-9) for a, b in zip(order, order[1:])):
+            out.append(f"row {i} ({name}): min <= q1 <= median <= q3 <= max does not hold")
         g = row.get("gbps")
+        if "gbps" in row and not (_finite(g) and g >= 0):  # zero: a row that moves no bytes (atomics only)
+            out.append(f"row {i} ({name}): gbps is {g}; a bandwidth must be a number, zero or more")
+            continue
         dram = row.get("memory", "dram") == "dram"
-        if peak and dram and row.get("timing") == "cold" and isinstance(g, (int, float)) and g > peak:
+        if peak and dram and row.get("timing") == "cold" and _finite(g) and g > peak:
             out.append(f"row {i} ({name}): {g:.0f} GB/s from DRAM is above the device's theoretical {peak:.0f} GB/s")
+        elif on_chip and _finite(g) and g > on_chip:
+            out.append(f"row {i} ({name}): {g:.0f} GB/s is above what the SMs can take in "
+                       f"({on_chip:.0f} GB/s: {ON_CHIP_BYTES_PER_CLOCK_PER_SM} bytes per clock per SM)")
     return out
 
 
@@ -585,6 +673,10 @@ def record_problems(lesson: Lesson, rec: dict, for_promotion: bool = True) -> li
     elif not str(exe.get("built_by", "")).startswith("cmake --build"):
         reasons.append("the record does not show the lesson built by its build (cmake --build)")
     reasons += impossible_rows(results, gpu)
+    if lesson.extra_flags:
+        reasons.append("the lesson's timed build compiles with flags of its own "
+                       f"({'; '.join(lesson.extra_flags)[:300]}), which the sources digest cannot see; "
+                       "a lesson's own target takes none (a variant carries its defines)")
     if for_promotion:
         for rel in lesson.sources:
             p = ROOT / rel
@@ -801,14 +893,35 @@ def verify(lessons: list[Lesson], base: Path | None = None) -> list[str]:
         if lesson.target not in promoted:
             continue
         st = state_of(lesson, base)
+        where = f" (evidence/{st.entry['record']})" if st.entry and isinstance(st.entry.get("record"), str) else ""
         for r in st.reasons:
-            problems.append(f"{lesson.target}: {r}")
+            problems.append(f"{lesson.target}{where}: {r}")
     for p in sorted((base / "records").glob("*/*.json")):
         try:
             load_record(p)
         except EvidenceError as e:
             problems += [str(d) for d in e.diagnostics]
+    problems += stray_files(base)
     return problems
 
 
-del math
+EVIDENCE_FILES = ("allowed_signers", "promoted.json", ".promote.lock", ".gitattributes")
+
+
+def stray_files(base: Path) -> list[str]:
+    """Anything under evidence/ that is not a record where records live,
+    promoted.json or allowed_signers: a stray file is either a mistake or
+    something meant to be read as evidence that nothing checks."""
+    out = []
+    for p in sorted(base.rglob("*")):
+        rel = p.relative_to(base).parts
+        if p.is_dir() and not p.is_symlink() and (rel == ("records",) or (len(rel) == 2 and rel[0] == "records")):
+            continue
+        ok = (len(rel) == 1 and rel[0] in EVIDENCE_FILES) or (
+            len(rel) == 3 and rel[0] == "records" and TAG_FILE_RE.fullmatch(rel[2]) is not None)
+        if not ok or p.is_symlink() or not p.is_file():
+            out.append(f"{display_path(p)}: error: not something evidence/ holds; expected records/<lesson>/<tag>.json, "
+                       "promoted.json or allowed_signers (regular files)")
+    return out
+
+

@@ -204,6 +204,64 @@ def ensure_owned_folder(out: Path, root: Path) -> Path:
     return out
 
 
+def check_output_file(out: Path, root: Path) -> None:
+    """Raises UsageError (exit 2) unless a tool may write the single file
+    `out`: not a link or anything but a regular file, not a file git
+    tracks, not at the repository's top level or inside a folder of
+    sources (a mistyped -o must never replace a source)."""
+    shown = display_path(out)
+    out = Path(out)
+    root = Path(root).resolve()
+    if out.is_symlink():
+        raise UsageError(f"{shown}: error: is a symbolic link; refusing to write through it; choose a file under build/")
+    if out.exists() and not out.is_file():
+        raise UsageError(f"{shown}: error: exists and is not a regular file; expected a file to write")
+    real = out.resolve()
+    if root in real.parents:
+        parts = real.relative_to(root).parts
+        if len(parts) == 1 or parts[0] in PROTECTED:
+            where = f"inside {parts[0]}/, which holds the course's sources" if len(parts) > 1 else "at the repository's top"
+            raise UsageError(f"{shown}: error: is {where}; refusing to write there; choose a file under build/")
+    if out.exists() and _tracked_files_under(out, root):
+        raise UsageError(f"{shown}: error: is a file git tracks; refusing to replace it")
+
+
+def check_build_folder(out: Path, root: Path) -> None:
+    """A folder CMake configures: never the repository, an ancestor of it,
+    a link, or a folder of sources."""
+    shown = display_path(out)
+    out = Path(out)
+    root = Path(root).resolve()
+    if out.is_symlink():
+        raise UsageError(f"{shown}: error: is a symbolic link; choose a real build folder")
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"{shown}: error: exists and is not a folder; expected a build folder")
+    real = out.resolve()
+    if real == root or real in root.parents:
+        raise UsageError(f"{shown}: error: is the repository or holds it; choose a build folder such as build-gpu/")
+    if root in real.parents and real.relative_to(root).parts[0] in PROTECTED:
+        raise UsageError(f"{shown}: error: is inside {real.relative_to(root).parts[0]}/, which holds the course's "
+                         "sources; choose a build folder such as build-gpu/")
+
+
+def check_no_links_between(path: Path, top: Path) -> None:
+    """Raises UsageError if any folder from `top` down to `path`'s folder
+    is a symbolic link: a committed link must not carry a write elsewhere."""
+    path, top = Path(path), Path(top)
+    try:
+        rel = path.parent.relative_to(top)
+    except ValueError:
+        rel = Path()
+    here = top
+    for part in rel.parts:
+        here = here / part
+        if here.is_symlink():
+            raise UsageError(f"{display_path(here)}: error: is a symbolic link; refusing to write through it; "
+                             "expected a real folder")
+    if path.is_symlink():
+        raise UsageError(f"{display_path(path)}: error: is a symbolic link; refusing to replace it")
+
+
 @contextlib.contextmanager
 def signals_held():
     """Holds SIGTERM, SIGINT and SIGHUP off for the few system calls of a

@@ -119,11 +119,13 @@ def load_lesson_info(path: Path, shown: str) -> LessonInfo:
         return LessonInfo()
     from .fsutil import read_source
 
-    raw = read_source(path, ROOT if ROOT in path.resolve().parents else path.resolve().parent)
+    raw = read_source(path, path.parent)  # a regular file in the lesson's folder, not a link out of it
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
         raise SourceError(Diagnostic(shown, 0, 0, "is not UTF-8 text; expected a TOML file")) from None
+    except RecursionError:
+        raise SourceError(Diagnostic(shown, 0, 0, "nests too deeply; expected a flat TOML file")) from None
     except tomllib.TOMLDecodeError as e:
         m = re.search(r"\(at line (\d+), column (\d+)\)", str(e))
         line, col = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
@@ -178,6 +180,7 @@ class Lesson:
     architectures: tuple[str, ...] = ()
     variants: tuple[str, ...] = ()
     timeline_target: str = ""
+    extra_flags: tuple[str, ...] = ()  # compile flags beyond the course's (see CourseLesson.cmake)
     info: LessonInfo = LessonInfo()
 
     @property
@@ -215,7 +218,9 @@ def load(path: Path | None = None) -> list[Lesson]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise UsageError(f"{path}: error: no course manifest; configure first: cmake --preset course") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+    except IsADirectoryError:
+        raise UsageError(f"{path}: error: is a folder, not the course manifest; configure: cmake --preset course") from None
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
         raise UsageError(f"{path}: error: not a JSON manifest ({e}); configure again: cmake --preset course") from None
     if not isinstance(data, dict) or not isinstance(data.get("lessons"), list):
         raise UsageError(f"{path}: error: expected an object with a 'lessons' list; configure again: cmake --preset course")
@@ -234,6 +239,7 @@ def load(path: Path | None = None) -> list[Lesson]:
                 nvcc_flags=d.get("nvcc_flags", ""), built=bool(d.get("built", True)),
                 architectures=tuple(d.get("architectures", [])),
                 variants=tuple(d.get("variants", [])), timeline_target=d.get("timeline_target", ""),
+                extra_flags=tuple(str(f) for f in d.get("extra_flags", []) if isinstance(d.get("extra_flags"), list)),
                 info=load_lesson_info(info_path, f"{d['dir']}/{LESSON_FILE}"),
             )
         )

@@ -8,7 +8,7 @@ number in it must be one of the lesson's stated constants (lesson.toml's
 [page] constants: the sizes and counts that define its experiments), a
 day of the course ("day 24"), or a date (a citation's "checked
 2026-11-29"). Digits inside a name (sm_90, v9, float4, H200) are part of
-the name, not numbers.
+the name, not numbers; digits with a unit after them ("37x") are numbers.
 """
 
 from __future__ import annotations
@@ -19,7 +19,11 @@ from . import render
 from .errors import Diagnostic
 from .manifest import ROOT, Lesson
 
-NUMBER_RE = re.compile(r"(?<![\w.^])(\d+(?:,\d{3})*(?:\.\d+)?)(?![\w])")
+# A number is digits not inside a name (sm_90, v9, float4, H200: a letter,
+# digit or underscore before them). Letters after them do not make a name:
+# "37x", "1234us" and "4800GB/s" are numbers with units, and the exponent
+# in "2^999" is a number too.
+NUMBER_RE = re.compile(r"(?<![\w.])(\d+(?:,\d{3})*(?:\.\d+)?)")
 DATE_RE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 DAY_RE = re.compile(r"\b[Dd]ays? (\d+)(?:(?:,| and| or| to) (\d+))*")
 MARKED_RE = re.compile(re.escape(render.MARK_OPEN) + ".*?" + re.escape(render.MARK_CLOSE), re.S)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import secrets
 import traceback
 from pathlib import Path
 
@@ -52,8 +53,43 @@ UNVERIFIED_NOTICE = (
 UNITS = {"us": 1000.0}
 
 
+# A helper's output is not handed to the template as text but as a token,
+# MARK_OPEN + an unguessable id + MARK_CLOSE, resolved after rendering.
+# A template that types the mark characters, or edits a helper's output
+# (a filter such as replace, a slice), gets no number past the prose
+# check: an id no helper issued is an error, never a value.
+_issued: dict[str, str] = {}
+TOKEN_RE = re.compile(re.escape(MARK_OPEN) + r"([0-9a-f]{20})" + re.escape(MARK_CLOSE))
+
+
 def mark(text) -> str:
-    return f"{MARK_OPEN}{text}{MARK_CLOSE}"
+    token = secrets.token_hex(10)
+    _issued[token] = str(text)
+    return f"{MARK_OPEN}{token}{MARK_CLOSE}"
+
+
+def resolve_marks(text: str) -> str:
+    """The page with every token replaced by its helper's output, between
+    the marks (for the prose check); a token inside a helper's output (one
+    helper quoting another) is resolved without marks of its own.
+    TemplateProblem on a token no helper issued, or on a mark character
+    outside a token."""
+    def value(m, depth=0):
+        if m.group(1) not in _issued or depth > 8:
+            raise TemplateProblem("the page holds a marked value no page helper produced "
+                                  "(a helper's output edited or typed by hand)")
+        return TOKEN_RE.sub(lambda inner: value(inner, depth + 1), _issued[m.group(1)])
+    parts = []
+    last = 0
+    for m in TOKEN_RE.finditer(text):
+        parts.append(text[last:m.start()])
+        parts.append(("\x00MO", value(m), "\x00MC"))
+        last = m.end()
+    parts.append(text[last:])
+    if any(isinstance(p, str) and (MARK_OPEN in p or MARK_CLOSE in p) for p in parts):
+        raise TemplateProblem("the page holds the reserved characters U+E000/U+E001 outside the page "
+                              "helpers' output; remove them from the template")
+    return "".join(p if isinstance(p, str) else MARK_OPEN + unmark(p[1]) + MARK_CLOSE for p in parts)
 
 
 def unmark(text: str) -> str:
@@ -69,8 +105,9 @@ def _format(value, fmt: str) -> str:
     Only a format spec: no field names, no attribute access."""
     m = re.fullmatch(r"\{:([^{}]*)\}", fmt)
     spec = m.group(1) if m else fmt
-    if not re.fullmatch(r"[<>^=+\- #0-9,._]*[bcdeEfFgGn%xX]?", spec):
-        raise TemplateProblem(f"format '{fmt}' is not a number format such as '.1f' or ','")
+    if not re.fullmatch(r"[<>^=+\- #0-9,._]*[bcdeEfFgGn%xX]?", spec) or any(len(d) > 2 for d in re.findall(r"\d+", spec)):
+        raise TemplateProblem(f"format '{fmt}' is not a number format such as '.1f' or ',' (widths and "
+                              "precisions of at most two digits)")
     try:
         return format(value, spec)
     except (TypeError, ValueError) as e:
@@ -148,7 +185,7 @@ class Page:
         cmd = " ".join(r["command"])
         other = self._lesson.info.compare or "the ratios between rows"
         return mark(
-            f"**{unmark(self.provenance())}**\n\n"
+            f"**{self.provenance()}**\n\n"
             f"On another GPU every time here will differ; what carries over is {other}.\n\n"
             f"Command: `{cmd}`\n\n{fence}text\n{out}{fence}\n"
         )
@@ -511,13 +548,37 @@ class _Loader(jinja2.BaseLoader):
         return text, str(path), lambda: True
 
 
+# A page is text for people: far below this. A template that builds more
+# (a huge repeat, a runaway loop) is stopped, not allowed to fill a disk.
+MAX_PAGE_CHARS = 4_000_000
+
+
+class _PageSandbox(jinja2.sandbox.ImmutableSandboxedEnvironment):
+    """Jinja2's immutable sandbox, with '*' and '**' bounded (a string
+    repeated a trillion times is an error, not an out-of-memory kill)."""
+
+    intercepted_binops = frozenset(["*", "**"])
+
+    def call_binop(self, context, operator, left, right):
+        if operator == "**" and isinstance(right, (int, float)) and abs(right) > 64:
+            raise TemplateProblem(f"'**' with an exponent of {right}: at most 64")
+        if operator == "*":
+            for seq, n in ((left, right), (right, left)):
+                if isinstance(seq, (str, list, tuple)) and isinstance(n, int) and len(seq) * max(n, 0) > MAX_PAGE_CHARS:
+                    raise TemplateProblem(f"'*' would build {len(seq) * n:,} items; a page holds at most {MAX_PAGE_CHARS:,}")
+        return super().call_binop(context, operator, left, right)
+
+
 def environment(folder: Path) -> jinja2.sandbox.ImmutableSandboxedEnvironment:
-    return jinja2.sandbox.ImmutableSandboxedEnvironment(
+    env = _PageSandbox(
         loader=_Loader(folder),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         autoescape=False,
     )
+    for name in ("lipsum", "cycler", "joiner"):  # nothing a page needs; lipsum(10**7) never ends
+        env.globals.pop(name, None)
+    return env
 
 
 def render_lesson(lesson: Lesson, keep_marks: bool = False) -> tuple[dict[Path, str], list[Diagnostic], ev.State]:
@@ -541,10 +602,14 @@ def render_lesson(lesson: Lesson, keep_marks: bool = False) -> tuple[dict[Path, 
     if diags:
         return {}, diags, state
 
+    _issued.clear()
     page = Page(lesson, found, state)
     try:
         tmpl = environment(lesson.path).get_template(TEMPLATE)
         out = tmpl.render(page=page, lesson=LessonView(lesson), snippet=page.snippet)
+        if len(out) > MAX_PAGE_CHARS:
+            raise TemplateProblem(f"the page is {len(out):,} characters; a page holds at most {MAX_PAGE_CHARS:,}")
+        out = resolve_marks(out)
     except jinja2.TemplateSyntaxError as e:
         return {}, [Diagnostic(shown, e.lineno or 0, 0, f"template syntax: {e.message}")], state
     except jinja2.TemplateNotFound as e:
@@ -555,7 +620,8 @@ def render_lesson(lesson: Lesson, keep_marks: bool = False) -> tuple[dict[Path, 
         return {}, [Diagnostic(shown, _template_line(e, template_path), 0, f"not allowed in a page template: {e}")], state
     except (TemplateProblem, jinja2.UndefinedError, jinja2.TemplateError) as e:
         return {}, [Diagnostic(shown, _template_line(e, template_path), 0, f"template: {e}")], state
-    except (ArithmeticError, TypeError, ValueError, KeyError, IndexError, AttributeError, RecursionError) as e:
+    except (ArithmeticError, TypeError, ValueError, KeyError, IndexError, AttributeError, RecursionError,
+            MemoryError) as e:
         return {}, [Diagnostic(shown, _template_line(e, template_path), 0, f"template: {type(e).__name__}: {e}")], state
     except SourceError as e:
         return {}, list(e.diagnostics), state
@@ -570,6 +636,15 @@ def render_lesson(lesson: Lesson, keep_marks: bool = False) -> tuple[dict[Path, 
     for rel, svg in sorted(page._figures.items()):
         files[lesson.path / rel] = svg
     return files, [], state
+
+
+def _generated_figure(path: Path) -> bool:
+    """A chart render wrote: a regular file (not a link) with the charts'
+    own line near its top. Anything else in figures/ is an author's."""
+    if path.is_symlink() or not path.is_file() or path.parent.is_symlink():
+        return False
+    with open(path, "rb") as f:
+        return plots.GENERATED.encode() in f.read(4096)
 
 
 def readme_table(lessons: list[Lesson]) -> str:
@@ -609,7 +684,8 @@ def render_all(lessons, only=None) -> tuple[dict[Path, str], list[tuple[str, lis
         if state.state == "stale":
             stale.append((lesson.target, [r for r in state.reasons if r.startswith("stale")]))
         if state.valid and f:
-            orphans += [p for p in sorted((lesson.path / FIGURES).glob("*.svg")) if p not in f]
+            orphans += [p for p in sorted((lesson.path / FIGURES).glob("*.svg"))
+                        if p not in f and _generated_figure(p)]
     if diags:
         raise SourceError(diags + [f"{len(diags)} error(s); nothing written"])
     table = readme_with_table(lessons)

@@ -33,7 +33,7 @@ from pathlib import Path
 from . import digest as dg
 from . import manifest
 from .errors import UsageError, display_path
-from .fsutil import write_atomic
+from .fsutil import check_build_folder, check_output_file, ensure_owned_folder, write_atomic
 from .manifest import ROOT
 
 SCHEMA = "course-review/1"
@@ -150,7 +150,11 @@ def _summary(lessons, steps, only=None) -> dict:
 
 def main(build: Path, output: Path, say=print, only: list[str] | None = None) -> dict:
     build = Path(build)
+    check_build_folder(build, ROOT)
+    check_output_file(Path(output), ROOT)
     logs = build / "review-logs"
+    if build.exists():
+        ensure_owned_folder(logs, ROOT)
     summary = run(build, logs, say, only)
     write_atomic(output, json.dumps(summary, indent=1, sort_keys=True) + "\n")
     say(f"review: {'passed' if summary['passed'] else 'FAILED'}; summary written to {display_path(output)}, "

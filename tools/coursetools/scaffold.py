@@ -194,8 +194,9 @@ def new_lesson(name: str, topic: str = "", min_cc: str = "7.5") -> list[Path]:
         raise UsageError(f"'{name}' is not a lesson name; expected dayNN_topic: 'day', 1 to 3 digits, '_', "
                          "then lower-case letters, digits and underscores (at most 28)")
     cc = MIN_CC_RE.match(min_cc or "")
-    if not cc:
-        raise UsageError(f"--min-cc '{min_cc}' is not a compute capability; expected MAJOR.MINOR such as 7.5")
+    if not cc or not ((7, 5) <= (int(cc.group(1)), int(cc.group(2))) and int(cc.group(1)) <= 12):
+        raise UsageError(f"--min-cc '{min_cc}' is not a compute capability this toolkit builds for; expected "
+                         "MAJOR.MINOR from 7.5 (the oldest CUDA 13 supports) to 12.x, such as 9.0")
     day, slug = int(m.group(1)), m.group(2)
     topic = topic.strip() or slug.replace("_", " ").capitalize()
     if not re.fullmatch(r"[^\"\\\n{}@]{1,100}", topic):

@@ -11,8 +11,11 @@ made with the same key (a git commit, say) can pass for a promotion.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -44,8 +47,8 @@ def sign(entry: dict, key: Path) -> str:
     """The armored SSH signature of `entry`, made with the private key at
     `key` (or, for a .pub path, its private half held by ssh-agent)."""
     key = Path(key).expanduser()
-    if not key.exists():
-        raise UsageError(f"{key}: error: no such key file; expected your private SSH key (--key)")
+    if not key.is_file():
+        raise UsageError(f"{key}: error: not a key file; expected your private SSH key (--key)")
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "promotion.json"
         data.write_bytes(canonical(entry))
@@ -86,6 +89,7 @@ def verify(entry: dict, allowed: Path) -> str | None:
         return "the promotion names no valid reviewer principal"
     if not allowed.exists():
         return f"no {allowed.name}: no reviewer's key is known, so no signature can be checked"
+    parse_allowed(allowed)
     with tempfile.TemporaryDirectory() as tmp:
         sig = Path(tmp) / "sig"
         sig.write_text(signature)
@@ -106,10 +110,93 @@ def allowed_signers_path(evidence_dir: Path) -> Path:
     return Path(evidence_dir) / "allowed_signers"
 
 
+# A principal is one plain address: OpenSSH reads commas as a list and
+# '*' and '?' as patterns, either of which would let one line speak for
+# another reviewer.
+PRINCIPAL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}@[A-Za-z0-9][A-Za-z0-9.-]{0,63}")
+KEY_TYPES = ("ssh-ed25519", "ssh-rsa", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521",
+             "sk-ssh-ed25519@openssh.com", "sk-ecdsa-sha2-nistp256@openssh.com")
+OPTION = re.compile(r'namespaces="course-evidence"|valid-(?:before|after)="\d{8}"')
+
+
+def _key_problem(keytype: str, blob: str) -> str | None:
+    if keytype not in KEY_TYPES:
+        return f"key type '{keytype[:40]}' is not one of: {', '.join(KEY_TYPES)}"
+    try:
+        raw = base64.b64decode(blob, validate=True)
+    except (binascii.Error, ValueError):
+        return "the key is not valid base64"
+    n = int.from_bytes(raw[:4], "big") if len(raw) >= 4 else -1
+    if n < 0 or raw[4:4 + n].decode("ascii", "replace") != keytype:
+        return f"the key's own type does not match '{keytype}'"
+    return None
+
+
+def parse_allowed(path: Path) -> list[dict]:
+    """Every reviewer line of allowed_signers, checked strictly: one plain
+    principal, only the course's namespace and validity options, a known
+    key type with a well-formed key, each key once, and at most one key
+    per principal that is not retired. EvidenceError (exit 4) names the
+    line otherwise."""
+    from .errors import display_path
+    shown = display_path(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise EvidenceError(f"{shown}: error: is not UTF-8 text; expected OpenSSH allowed_signers lines")
+    entries, keys, current = [], {}, {}
+    for i, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        parts = line.split()
+        def bad(why):
+            return EvidenceError(f"{shown}:{i}: error: {why}; expected 'PRINCIPAL namespaces=\"{NAMESPACE}\" "
+                                 "KEYTYPE KEY' (research/REVIEW-PROCESS.md)")
+        if len(parts) != 4:
+            raise bad(f"{len(parts)} fields")
+        principal, options, keytype, blob = parts
+        if not PRINCIPAL.fullmatch(principal):
+            raise bad(f"principal '{principal[:60]}' is not one plain address (no lists, no patterns)")
+        opts = options.split(",")
+        if not all(OPTION.fullmatch(o) for o in opts) or f'namespaces="{NAMESPACE}"' not in opts \
+                or len(set(o.split("=")[0] for o in opts)) != len(opts):
+            raise bad(f"options '{options[:80]}' are not the course's namespace and at most valid-before/valid-after")
+        problem = _key_problem(keytype, blob)
+        if problem:
+            raise bad(problem)
+        if blob in keys:
+            raise bad(f"this key is already on line {keys[blob]}")
+        keys[blob] = i
+        retired = any(o.startswith("valid-before=") for o in opts)
+        if not retired:
+            if principal in current:
+                raise bad(f"{principal} already has a current key on line {current[principal]}; "
+                          "retire it with valid-before first")
+            current[principal] = i
+        entries.append({"principal": principal, "line": i, "retired": retired})
+    return entries
+
+
+def check_name(name: str) -> str:
+    name = name.strip()
+    if len(name) > 100 or any(not c.isprintable() for c in name):
+        raise UsageError("--name: expected the reviewer's name on one line, printable, at most 100 characters")
+    return name
+
+
 def public_key_line(principal: str, pub: Path) -> str:
     """An allowed_signers line for a reviewer's public key file."""
-    parts = Path(pub).read_text().split()
-    if len(parts) < 2 or not parts[0].startswith(("ssh-", "ecdsa-", "sk-")):
+    if not PRINCIPAL.fullmatch(principal or ""):
+        raise UsageError(f"--principal '{principal[:60]}': expected one plain address such as name@example.org "
+                         "(no commas, spaces or patterns)")
+    pub = Path(pub)
+    if not pub.is_file():
+        raise UsageError(f"{pub}: error: not a regular file; expected the reviewer's public key (.pub)")
+    try:
+        parts = pub.read_bytes()[:16384].decode("utf-8").split()
+    except UnicodeDecodeError:
+        parts = []
+    if len(parts) < 2 or _key_problem(parts[0], parts[1]):
         raise UsageError(f"{pub}: error: not an OpenSSH public key; expected a .pub file")
     return f'{principal} namespaces="{NAMESPACE}" {parts[0]} {parts[1]}'
 

@@ -33,6 +33,10 @@ from .fsutil import read_source
 
 NAME_RE = r"[a-z0-9]+(?:-[a-z0-9]+)*"
 MAX_NAME = 64
+# Each open region copies every line it spans, so nesting multiplies the
+# output: a page's snippets need two or three levels; eight bounds the
+# output at eight times the source.
+MAX_DEPTH = 8
 OPEN_RE = re.compile(r"^(?P<indent>[ \t]*)// snippet: (?P<name>" + NAME_RE + r")[ \t]*$")
 CLOSE_RE = re.compile(r"^(?P<indent>[ \t]*)// end snippet(?:: (?P<name>" + NAME_RE + r"))?[ \t]*$")
 # What a comment that may have been meant as a marker starts with, after
@@ -235,6 +239,10 @@ def parse_source(path: str, data: bytes) -> tuple[list[Snippet], list[Diagnostic
                     col = len(m_open.group("indent")) + 1
                     if len(name) > MAX_NAME:
                         diags.append(Diagnostic(path, n, col, f"snippet name is {len(name)} characters long; expected at most {MAX_NAME}"))
+                        continue
+                    if len(stack) >= MAX_DEPTH:
+                        diags.append(Diagnostic(path, n, col, f"snippet '{name}' would be region {len(stack) + 1} "
+                                                f"open at once; expected at most {MAX_DEPTH} nested regions"))
                         continue
                     stack.append(_Open(name, n, col, []))
                     continue

@@ -252,4 +252,200 @@ def test_a_lesson_toml_error_names_its_line(page_repo):
         manifest.load_lesson_info(bad, "lessons/day99_fake/lesson.toml")
 
 
-del json, ev
+
+
+# ----------------------------------------------------------------------
+# A second round of attacks, each refused now
+# ----------------------------------------------------------------------
+
+
+def test_review_never_writes_over_a_source_or_builds_into_one(course, tree, monkeypatch):
+    from coursetools import review
+    monkeypatch.setattr(review, "ROOT", tree)
+    before = snapshot(tree)
+    one_line_error(course("review", "--build-dir", str(tree / "build-gpu"), "-o", "lessons/day01_x/a.cu"), 2)
+    one_line_error(course("review", "--build-dir", str(tree / "build-gpu"), "-o", "README.md"), 2)
+    one_line_error(course("review", "--build-dir", "lessons/day01_x", "-o", "build-gpu/review.json"), 2)
+    assert snapshot(tree) == before
+
+
+def test_render_removes_only_the_charts_it_made(tmp_path):
+    from coursetools import plots
+    mine = write(tmp_path / "figures" / "chart.svg", "<svg>\n" + plots.GENERATED + "\n</svg>\n")
+    authors = write(tmp_path / "figures" / "tree-diagram.svg", "<svg><title>drawn by hand</title></svg>")
+    assert render._generated_figure(mine) and not render._generated_figure(authors)
+    (tmp_path / "link.svg").symlink_to(mine)
+    assert not render._generated_figure(tmp_path / "link.svg")
+
+
+def test_no_write_goes_through_a_committed_link(tmp_path):
+    write(tmp_path / "lessons" / "day58" / "figures" / "keep.svg", "<svg/>")
+    (tmp_path / "lessons" / "day24").mkdir(parents=True)
+    (tmp_path / "lessons" / "day24" / "figures").symlink_to(tmp_path / "lessons" / "day58" / "figures")
+    with pytest.raises(Exception, match="is a symbolic link"):
+        fsutil.check_no_links_between(tmp_path / "lessons" / "day24" / "figures" / "x.svg", tmp_path)
+
+
+@pytest.mark.parametrize("args", [
+    ["--principal", "claude@cuda-course,evil@example.org"],
+    ["--principal", "*"],
+    ["--principal", "bob@example.org", "--name", "Bob\nclaude@cuda-course namespaces=\"course-evidence\" ssh-ed25519 AAAA"],
+])
+def test_add_reviewer_cannot_speak_for_another_reviewer(course, page_repo, tmp_path, args):
+    root, _ = page_repo
+    key = tmp_path / "k"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    one_line_error(course("evidence", "add-reviewer", "--key", str(key) + ".pub", *args), 2)
+    assert not (root / "evidence" / "allowed_signers").exists()
+
+
+@pytest.mark.parametrize("line, words", [
+    ("a@x.org,b@x.org namespaces=\"course-evidence\" ssh-ed25519 {key}", "not one plain address"),
+    ("* namespaces=\"course-evidence\" ssh-ed25519 {key}", "not one plain address"),
+    ("a@x.org namespaces=\"git\" ssh-ed25519 {key}", "options"),
+    ("a@x.org namespaces=\"course-evidence\" ssh-ed25519 {key}\na@x.org namespaces=\"course-evidence\" ssh-ed25519 {key2}",
+     "already has a current key"),
+    ("garbage", "1 fields"),
+])
+def test_allowed_signers_is_held_to_a_strict_shape(tmp_path, line, words):
+    from coursetools import signing
+    keys = []
+    for name in ("k1", "k2"):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / name)], check=True)
+        keys.append((tmp_path / f"{name}.pub").read_text().split()[1])
+    path = write(tmp_path / "allowed_signers", "# reviewers\n" + line.format(key=keys[0], key2=keys[1]) + "\n")
+    with pytest.raises(Exception, match=words) as e:
+        signing.parse_allowed(path)
+    assert "allowed_signers:" in str(e.value)
+
+
+@pytest.mark.parametrize("src, line", [
+    (b"int a;\n// note \\\nint hidden;\n", 2),
+    (b"/* a *\\\n/ int hidden; /* */\n", 1),
+    (b'const char* s = "a\\\n// x"; int hidden;\n', 1),
+])
+def test_the_digest_refuses_a_backslash_that_hides_code_in_a_comment(src, line):
+    from coursetools import digest
+    with pytest.raises(Exception, match=rf"a\.cu:{line}:\d+: error: .*sources digest refuses it"):
+        digest.file_digest(src, "a.cu")
+
+
+def test_a_define_continued_over_lines_still_digests():
+    from coursetools import digest
+    assert digest.file_digest(b"#define F(x) \\\n  ((x) + 1)\nint a = F(1);\n", "a.cu")
+
+
+@pytest.mark.parametrize("row, words", [
+    ({"median_ms": float("inf")}, "not a finite number"),
+    ({"min_ms": 2.0, "max_ms": 1.0, "median_ms": 1.5}, "does not hold"),
+    ({"median_ms": 0.01, "samples_ms": [1.0, 1.1, 1.2]}, "not the median of its samples"),
+    ({"min_ms": 0.5, "samples_ms": [1.0, 1.1, 1.2]}, "not the smallest"),
+    ({"memory": "l2", "timing": "cold", "gbps": 99999.0, "median_ms": 1.0}, "what the SMs can take in"),
+    ({"timing": "graph", "gbps": 1e9, "median_ms": 1.0}, "what the SMs can take in"),
+    ({"gbps": -5.0, "median_ms": 1.0}, "zero or more"),
+])
+def test_impossible_rows_are_named(row, words):
+    gpu = {"sm_count": 132, "memory_clock_khz": 3201000, "memory_bus_bits": 6016,
+           "clocks": {"sm_mhz": {"max": 1980.0}}}
+    problems = ev.impossible_rows({"rows": [{"group": "g", **row}]}, gpu)
+    assert any(words in p for p in problems), problems
+
+
+@pytest.mark.parametrize("text, words", [
+    ('{"a": NaN}', "NaN"), ('{"a": Infinity}', "Infinity"), ("[" * 100000, "nests deeper"),
+])
+def test_evidence_json_is_strict(tmp_path, text, words):
+    path = write(tmp_path / "r.json", text)
+    with pytest.raises(Exception, match=words):
+        ev.load_json(path, "a record")
+
+
+def test_deeply_nested_promotions_are_one_line(course, page_repo):
+    root, _ = page_repo
+    write(root / "evidence" / "promoted.json", "[" * 100000)
+    r = course("evidence", "verify")
+    one_line_error(r, 4)
+    assert "nests deeper" in r.err
+
+
+def test_a_stray_file_in_evidence_is_named(course, page_repo):
+    root, _ = page_repo
+    write(root / "evidence" / "promoted.json", '{"promoted": {}, "history": []}')
+    write(root / "evidence" / "records" / "day99_fake" / "sub" / "x.json", "{}")
+    write(root / "evidence" / "foo.json", "{}")
+    r = course("evidence", "verify")
+    one_line_error(r, 4)
+    assert "evidence/foo.json" in r.err and "sub/x.json" in r.err
+
+
+@pytest.mark.parametrize("text", ["37x faster", "1234us", "4800GB/s", "2^999"])
+def test_numbers_with_units_or_exponents_are_numbers(text):
+    from coursetools import prose
+    assert prose.problems_in(f"# t\n\nIt ran {text}.\n", {2.0}, set(), "t.j2"), text
+
+
+@pytest.mark.parametrize("text", [
+    "{{ '\\ue000' }}9876 GB/s{{ '\\ue001' }}",
+    "\ue0009876\ue001",
+    "{{ lesson.topic[:-1] }}9{{ lesson.topic[-1] }}",
+    "{{ lesson.topic | replace('a', 'b') | replace('0', '9') | replace('1', '9') | replace('2', '9') }}",
+])
+def test_a_template_cannot_forge_a_helpers_mark(course, page_repo, text):
+    root, _ = page_repo
+    write(root / "lessons" / "day99_fake" / "README.md.j2", "# t\n\n" + text + "\n")
+    r = course("render")
+    if r.code == 0:  # an edit that left the token whole shows the helper's own text, nothing forged
+        page = (root / "lessons" / "day99_fake" / "README.md").read_text()
+        assert "9876" not in page and "\ue000" not in page
+    else:
+        one_line_error(r, 1)
+
+
+@pytest.mark.parametrize("text, words", [
+    ("{{ 'x' * (10**12) }}", "would build"),
+    ("{{ 2 ** 100000 }}", "'**' with an exponent"),
+    ("{{ 'x' * 1000000000000 }}", "would build"),
+    ("{{ lipsum(10**7) }}", "lipsum"),
+])
+def test_a_template_cannot_exhaust_memory_or_time(course, page_repo, text, words):
+    root, _ = page_repo
+    write(root / "lessons" / "day99_fake" / "README.md.j2", "# t\n\n" + text + "\n")
+    t0 = time.monotonic()
+    r = course("render")
+    assert time.monotonic() - t0 < 10
+    one_line_error(r, 1)
+    assert words in r.err
+
+
+def test_deeply_nested_snippets_are_refused_quickly():
+    src = "".join(f"// snippet: s{i}\n" for i in range(5000)) + "int x;\n" + "// end snippet\n" * 5000
+    t0 = time.process_time()
+    _, diags = snippets.parse_source("a.cu", src.encode())
+    assert time.process_time() - t0 < 2.0
+    assert "expected at most 8 nested regions" in str(diags[0])
+
+
+def test_a_binary_key_file_is_a_usage_error(course, page_repo):
+    one_line_error(course("evidence", "add-reviewer", "--principal", "a@x.org", "--key", "/bin/sh"), 2)
+
+
+def test_a_lesson_toml_that_links_out_is_refused(page_repo, tmp_path):
+    root, _ = page_repo
+    outside = write(tmp_path / "elsewhere.toml", "[page]\nconstants = [1]\n")
+    link = root / "lessons" / "day99_fake" / "lesson.toml"
+    link.symlink_to(outside)
+    with pytest.raises(Exception, match="lesson.toml"):
+        manifest.load_lesson_info(link, "lessons/day99_fake/lesson.toml")
+
+
+def test_extra_compile_flags_on_the_timed_build_invalidate_its_record(page_repo):
+    import dataclasses
+    _, lesson = page_repo
+    flagged = dataclasses.replace(lesson, extra_flags=("-DDAY99_READ_BEFORE_WAIT",))
+    reasons = ev.record_problems(flagged, {"results": {"rows": []}}, for_promotion=False)
+    assert any("flags of its own" in r and "DAY99_READ_BEFORE_WAIT" in r for r in reasons)
+
+
+def test_a_format_cannot_pad_a_number_to_a_huge_width():
+    with pytest.raises(render.TemplateProblem, match="at most two digits"):
+        render._format(1.0, "300000000")

@@ -104,7 +104,7 @@ def test_a_table_column_can_come_from_the_rows_cold_twin(lesson):
     page = render.Page(lesson, [], state)
     cols = [["row", "mode", ""], ["batch", "median_ms:us", ".1f"], ["cold", "median_ms:us", ".1f", {"timing": "cold"}]]
     text = page.table(cols, group="h", timing="batch")
-    lines = [l.replace(render.MARK_OPEN, "").replace(render.MARK_CLOSE, "") for l in text.splitlines()]
+    lines = render.unmark(render.resolve_marks(text)).splitlines()
     assert lines[2] == "| `a` | 10.0 | 20.0 |"  # the cold column is a's cold row, not its batch row again
     assert lines[3] == "| `b` | 30.0 |  |"  # no cold twin: an empty cell, never the batch value
     with pytest.raises(render.TemplateProblem):
@@ -121,7 +121,7 @@ def test_where_verdict_names_the_sizes_the_rule_gives_that_word(lesson):
 
     def where(word):
         text = page.where_verdict({"group": "s", "version": "a"}, {"group": "s", "version": "b"}, "elements", [1, 2, 3], word)
-        return text.replace(render.MARK_OPEN, "").replace(render.MARK_CLOSE, "")
+        return render.unmark(render.resolve_marks(text))
     assert where("faster") == "1"
     assert where("slower") == "2 and 3"
     assert where("the same") == "no size"
