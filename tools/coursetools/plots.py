@@ -69,11 +69,12 @@ def bar_chart(title: str, unit: str, bars: list[tuple[str, float, float, float]]
         w = max(value * scale, 0.5)
         out.append(f'<text x="{LABEL_W - 6}" y="{y + BAR_H - 5}" text-anchor="end">{escape(label)}</text>')
         out.append(f'<rect x="{LABEL_W}" y="{y}" width="{w:.1f}" height="{BAR_H}" fill="{COLOURS[0]}"/>')
-        lx, hx = LABEL_W + low * scale, LABEL_W + high * scale
-        cy = y + BAR_H / 2
-        out.append(f'<line x1="{lx:.1f}" y1="{cy}" x2="{hx:.1f}" y2="{cy}" stroke="#222"/>')
-        out.append(f'<line x1="{lx:.1f}" y1="{cy - 4}" x2="{lx:.1f}" y2="{cy + 4}" stroke="#222"/>')
-        out.append(f'<line x1="{hx:.1f}" y1="{cy - 4}" x2="{hx:.1f}" y2="{cy + 4}" stroke="#222"/>')
+        if high > low:  # a single value (a counter) has no spread to draw
+            lx, hx = LABEL_W + low * scale, LABEL_W + high * scale
+            cy = y + BAR_H / 2
+            out.append(f'<line x1="{lx:.1f}" y1="{cy}" x2="{hx:.1f}" y2="{cy}" stroke="#222"/>')
+            out.append(f'<line x1="{lx:.1f}" y1="{cy - 4}" x2="{lx:.1f}" y2="{cy + 4}" stroke="#222"/>')
+            out.append(f'<line x1="{hx:.1f}" y1="{cy - 4}" x2="{hx:.1f}" y2="{cy + 4}" stroke="#222"/>')
         out.append(f'<text x="{LABEL_W + PLOT_W + 6}" y="{y + BAR_H - 5}">{value:.4g}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"

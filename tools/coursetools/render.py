@@ -455,6 +455,27 @@ class Page:
             svg = plots.bar_chart(title, unit or value, bars, note) if bars else None
         return self._figure(name, title, svg)
 
+    def counter_plot(self, name: str, title: str, metric: str, rows: list, unit: str = "", note: str = "",
+                     kernel: int = 0) -> str:
+        """A bar per profiled row in `rows`: the `kernel`-th kernel's value
+        of a counter lesson.toml declares (one profiled launch: no whisker)."""
+        names = [m["name"] for m in self._lesson.info.metrics]
+        if metric not in names:
+            raise TemplateProblem(f"metric '{metric}' is not declared in lesson.toml; declared: {', '.join(names)}")
+        svg = None
+        if self.verified:
+            bars = []
+            for row in rows:
+                for run in self._profile.get("runs", []):
+                    hit = next((r for r in run.get("rows", []) if r.get("row") == row), None)
+                    if hit and len(hit.get("kernels", [])) > kernel:
+                        v = hit["kernels"][kernel]["metrics"].get(metric)
+                        if isinstance(v, (int, float)):
+                            bars.append((str(row), float(v), float(v), float(v)))
+                        break
+            svg = plots.bar_chart(title, unit or metric, bars, note) if bars else None
+        return self._figure(name, title, svg)
+
     def sweep_plot(self, name: str, title: str, series: list, over: str = "elements", value: str = "gbps",
                    marks: list = (), note: str = "", ylabel: str = "GB/s") -> str:
         """Lines against a logarithmic `over` axis, one per series
