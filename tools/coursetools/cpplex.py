@@ -101,9 +101,11 @@ class Splice(ValueError):
 
 
 def _splice_problem(kind: str, tok: str) -> str | None:
-    if kind == "line_comment" and tok.rstrip("\r").endswith("\\"):
+    # nvcc's preprocessor (GCC's) splices a backslash followed by spaces or
+    # tabs before the newline too, so trailing blanks count as nothing.
+    if kind == "line_comment" and tok.rstrip(" \t\f\v\r").endswith("\\"):
         return "a // comment ends in a backslash, which joins the next line to the comment"
-    if kind == "block_comment" and re.search(r"\\\r?\n", tok):
+    if kind == "block_comment" and re.search(r"\\[ \t\f\v]*\r?\n", tok):
         return "a block comment holds a backslash at the end of a line, which can end the comment early"
     if kind == "literal" and not _closed(tok.lstrip("uUL8")):
         return "a quoted literal does not close on its line"

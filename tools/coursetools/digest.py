@@ -31,8 +31,13 @@ def file_digest(data: bytes, shown: str = "<source>") -> str:
     text = data.decode("utf-8", errors="surrogateescape")
     if text.startswith("\ufeff"):
         text = text[1:]
+    text = text.replace("\r\n", "\n")
+    if "\r" in text:  # the compiler ends a line there; this lexer would not
+        line = text.count("\n", 0, text.index("\r")) + 1
+        raise SourceError(Diagnostic(shown, line, 0, "a carriage return that does not end a line (the compiler "
+                                     "reads it as a line break); the sources digest refuses it"))
     try:
-        tokens = cpplex.code_tokens(text.replace("\r\n", "\n"))
+        tokens = cpplex.code_tokens(text)
     except cpplex.Splice as e:
         raise SourceError(Diagnostic(shown, e.line, e.col, f"{e}; the sources digest refuses it: "
                                      "remove the backslash (or close the literal)"))

@@ -41,6 +41,7 @@ import threading
 import time
 from pathlib import Path
 
+from . import buildcheck
 from . import compare as cmp
 from . import digest as dg
 from . import signing
@@ -151,6 +152,8 @@ def load_json(path: Path, what: str) -> dict:
     """A JSON object from `path`, or EvidenceError naming the file and
     what is wrong."""
     shown = display_path(path)
+    if Path(path).exists() and (Path(path).is_symlink() or not Path(path).is_file()):
+        raise EvidenceError(Diagnostic(shown, 0, 0, f"is not a regular file (a link, a FIFO, a device); expected {what}"))
     try:
         raw = Path(path).read_bytes()
     except FileNotFoundError:
@@ -399,6 +402,11 @@ def impossible_rows(results: dict | None, gpu: dict) -> list[str]:
                 m = row.get("median_ms")
                 if "median_ms" in row and not (_finite(m) and lo_mid * (1 - 1e-6) <= m <= hi_mid * (1 + 1e-6)):
                     out.append(f"row {i} ({name}): median_ms is not the median of its samples")
+                if "samples" in row and row["samples"] != n:
+                    out.append(f"row {i} ({name}): samples says {row['samples']} but samples_ms holds {n}")
+                if "mean_ms" in row and not near(row["mean_ms"], sum(ordered) / n) \
+                        and abs(row["mean_ms"] - sum(ordered) / n) > 1e-5 * (sum(ordered) / n):
+                    out.append(f"row {i} ({name}): mean_ms is not the mean of its samples")
         order = [row.get(k) for k in ("min_ms", "q1_ms", "median_ms", "q3_ms", "max_ms") if _finite(row.get(k))]
         if any(a > b * (1 + 1e-9) for a, b in zip(order, order[1:])):
             out.append(f"row {i} ({name}): min <= q1 <= median <= q3 <= max does not hold")
@@ -407,11 +415,35 @@ def impossible_rows(results: dict | None, gpu: dict) -> list[str]:
             out.append(f"row {i} ({name}): gbps is {g}; a bandwidth must be a number, zero or more")
             continue
         dram = row.get("memory", "dram") == "dram"
+        # Bytes beyond what the L2 holds come from DRAM in any timing: a
+        # row that reads them can beat the DRAM's peak only by what the L2
+        # kept from the launch before.
+        l2 = gpu.get("l2_bytes") if _finite(gpu.get("l2_bytes")) else None
+        m = row.get("median_ms")
+        moved = g * 1e9 * m * 1e-3 if _finite(g) and _finite(m) else 0.0
         if peak and dram and row.get("timing") == "cold" and _finite(g) and g > peak:
             out.append(f"row {i} ({name}): {g:.0f} GB/s from DRAM is above the device's theoretical {peak:.0f} GB/s")
+        elif peak and dram and l2 and moved > 2 * l2 and g > peak * moved / (moved - l2):
+            out.append(f"row {i} ({name}): {g:.0f} GB/s over {moved / 2**20:.0f} MiB, more than the L2 holds, "
+                       f"is above what the DRAM ({peak:.0f} GB/s) and the L2 together allow")
         elif on_chip and _finite(g) and g > on_chip:
             out.append(f"row {i} ({name}): {g:.0f} GB/s is above what the SMs can take in "
                        f"({on_chip:.0f} GB/s: {ON_CHIP_BYTES_PER_CLOCK_PER_SM} bytes per clock per SM)")
+    return out
+
+
+def impossible_timeline(rec: dict) -> list[str]:
+    """Timeline rows' times and counts: finite numbers, none below zero."""
+    tl = rec.get("timeline") if isinstance(rec.get("timeline"), dict) else {}
+    res = tl.get("results") if isinstance(tl.get("results"), dict) else {}
+    out = []
+    for i, row in enumerate(res.get("rows", []) if isinstance(res.get("rows"), list) else []):
+        if not isinstance(row, dict):
+            continue
+        bad = [k for k, v in row.items() if isinstance(v, (int, float)) and not isinstance(v, bool)
+               and not (math.isfinite(v) and v >= 0)]
+        if bad:
+            out.append(f"timeline row {i}: {', '.join(bad)} not a finite number of zero or more")
     return out
 
 
@@ -673,9 +705,11 @@ def record_problems(lesson: Lesson, rec: dict, for_promotion: bool = True) -> li
     elif not str(exe.get("built_by", "")).startswith("cmake --build"):
         reasons.append("the record does not show the lesson built by its build (cmake --build)")
     reasons += impossible_rows(results, gpu)
-    if lesson.extra_flags:
+    reasons += impossible_timeline(rec)
+    extras = list(lesson.extra_flags) + buildcheck.compile_extras(lesson, Path(lesson.binary).parent.parent)
+    if extras:
         reasons.append("the lesson's timed build compiles with flags of its own "
-                       f"({'; '.join(lesson.extra_flags)[:300]}), which the sources digest cannot see; "
+                       f"({'; '.join(extras)[:300]}), which the sources digest cannot see; "
                        "a lesson's own target takes none (a variant carries its defines)")
     if for_promotion:
         for rel in lesson.sources:
@@ -898,14 +932,20 @@ def verify(lessons: list[Lesson], base: Path | None = None) -> list[str]:
             problems.append(f"{lesson.target}{where}: {r}")
     for p in sorted((base / "records").glob("*/*.json")):
         try:
-            load_record(p)
+            rec = load_record(p)
         except EvidenceError as e:
             problems += [str(d) for d in e.diagnostics]
+            continue
+        if rec.get("lesson") != p.parent.name:
+            problems.append(f"{display_path(p)}: error: a record of {rec.get('lesson')!r} filed under "
+                            f"records/{p.parent.name}/; expected records/<its lesson>/<tag>.json")
+        if p.parent.name not in known:
+            problems.append(f"{display_path(p)}: error: records/{p.parent.name}/ is no declared lesson's folder")
     problems += stray_files(base)
     return problems
 
 
-EVIDENCE_FILES = ("allowed_signers", "promoted.json", ".promote.lock", ".gitattributes")
+EVIDENCE_FILES = ("allowed_signers", "promoted.json", ".promote.lock")
 
 
 def stray_files(base: Path) -> list[str]:

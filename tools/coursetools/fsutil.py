@@ -242,6 +242,8 @@ def check_build_folder(out: Path, root: Path) -> None:
     if root in real.parents and real.relative_to(root).parts[0] in PROTECTED:
         raise UsageError(f"{shown}: error: is inside {real.relative_to(root).parts[0]}/, which holds the course's "
                          "sources; choose a build folder such as build-gpu/")
+    if out.is_dir() and _tracked_files_under(out, root):
+        raise UsageError(f"{shown}: error: holds files git tracks; choose a build folder such as build-gpu/")
 
 
 def check_no_links_between(path: Path, top: Path) -> None:

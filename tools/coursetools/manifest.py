@@ -189,9 +189,20 @@ class Lesson:
 
     @property
     def digest_files(self) -> tuple[str, ...]:
-        """What the sources digest covers: the lesson's sources and the
-        one shared header."""
-        return tuple(sorted(set(self.sources) | {HEADER}))
+        """What the sources digest covers: the lesson's sources, the shared
+        header, and every other file the compiler could include from the
+        repository: all of common/ (an include folder: a common/cub/...
+        would shadow CUB) and every file in the lesson's folder but its
+        page, its figures and its declarations (a course.cuh dropped beside
+        the .cu would shadow the shared one)."""
+        found = set(self.sources) | {HEADER}
+        root = ROOT
+        for folder, keep in ((root / "common", lambda p: True), (root / self.dir, _may_be_included)):
+            if folder.is_dir():
+                for p in folder.rglob("*"):
+                    if (p.is_file() or p.is_symlink()) and keep(p.relative_to(folder)):
+                        found.add(p.relative_to(root).as_posix())
+        return tuple(sorted(found))
 
     @property
     def min_cc_tuple(self) -> tuple[int, int]:
@@ -202,6 +213,16 @@ class Lesson:
         return Path(self.binary).with_name(target)
 
 
+# A lesson folder's files that no compiler reads: the page and its
+# template, the charts, the declarations, notes.
+NOT_INCLUDED = ("README.md", "README.md.j2", LESSON_FILE, "CMakeLists.txt")
+
+
+def _may_be_included(rel: Path) -> bool:
+    return not (rel.parts[0] == "figures" or (len(rel.parts) == 1 and rel.name in NOT_INCLUDED)
+                or rel.suffix == ".md")
+
+
 def build_dir() -> Path:
     return Path(os.environ.get("COURSE_BUILD_DIR", ROOT / "build"))
 
@@ -210,6 +231,9 @@ _FIELDS = {
     "target": str, "day": int, "topic": str, "dir": str, "min_cc": str, "sources": list,
     "binary": str, "compile_command": str, "build_command": str, "run_command": str,
 }
+
+
+_STRING_LISTS = ("sources", "test_args", "architectures", "variants", "extra_flags")
 
 
 def load(path: Path | None = None) -> list[Lesson]:
@@ -227,8 +251,16 @@ def load(path: Path | None = None) -> list[Lesson]:
     lessons = []
     for i, d in enumerate(data["lessons"]):
         bad = [k for k, t in _FIELDS.items() if not isinstance(d.get(k) if isinstance(d, dict) else None, t)]
-        if bad or not TARGET_RE.match(d["target"]):
-            raise UsageError(f"{path}: error: lesson {i} lacks or mistypes {', '.join(bad) or 'target'}; configure again")
+        if not bad:
+            bad = [k for k in _STRING_LISTS if not (isinstance(d.get(k, []), list)
+                                                      and all(isinstance(x, str) for x in d.get(k, [])))]
+            if not TARGET_RE.match(d["target"]) or d["dir"] != f"lessons/{d['target']}":
+                bad.append("target or dir (expected lessons/<target>)")
+            if not bad and not all(src.startswith(d["dir"] + "/") and ".." not in src.split("/") for src in d["sources"]):
+                bad.append("sources (expected files in the lesson's folder)")
+        if bad:
+            raise UsageError(f"{path}: error: lesson {i} lacks or mistypes {', '.join(bad)}; configure again: "
+                             "cmake --preset course")
         info_path = ROOT / d["dir"] / LESSON_FILE
         lessons.append(
             Lesson(

@@ -13,7 +13,9 @@ the name, not numbers; digits with a unit after them ("37x") are numbers.
 
 from __future__ import annotations
 
+import html
 import re
+import unicodedata
 
 from . import render
 from .errors import Diagnostic
@@ -23,10 +25,19 @@ from .manifest import ROOT, Lesson
 # digit or underscore before them). Letters after them do not make a name:
 # "37x", "1234us" and "4800GB/s" are numbers with units, and the exponent
 # in "2^999" is a number too.
-NUMBER_RE = re.compile(r"(?<![\w.])(\d+(?:,\d{3})*(?:\.\d+)?)")
+NUMBER_RE = re.compile(r"(?<![A-Za-z0-9_])(\d+(?:,\d{3})*(?:\.\d+)?)")
 DATE_RE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 DAY_RE = re.compile(r"\b[Dd]ays? (\d+)(?:(?:,| and| or| to) (\d+))*")
 MARKED_RE = re.compile(re.escape(render.MARK_OPEN) + ".*?" + re.escape(render.MARK_CLOSE), re.S)
+
+
+def as_read(text: str) -> str:
+    """The text as a reader sees its digits: HTML entities decoded, Unicode
+    compatibility forms folded (superscript and full-width digits become
+    digits), and Markdown's emphasis underscores dropped (`_37_` shows 37)."""
+    text = html.unescape(text)
+    text = unicodedata.normalize("NFKC", text)
+    return re.sub(r"(?<![A-Za-z0-9])_+|_+(?![A-Za-z0-9])", " ", text)
 
 
 def strip_non_prose(text: str) -> str:
@@ -37,7 +48,7 @@ def strip_non_prose(text: str) -> str:
     text = re.sub(r"\]\([^)\s]*\)", "]", text)
     text = re.sub(r"https?://\S+", " ", text)
     text = DATE_RE.sub(" ", text)
-    return text
+    return as_read(text)
 
 
 def problems_in(text: str, allowed: set[float], days: set[int], shown: str) -> list[Diagnostic]:

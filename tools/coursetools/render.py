@@ -15,8 +15,11 @@ page.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
+import signal
+import threading
 import re
 import secrets
 import traceback
@@ -105,7 +108,9 @@ def _format(value, fmt: str) -> str:
     Only a format spec: no field names, no attribute access."""
     m = re.fullmatch(r"\{:([^{}]*)\}", fmt)
     spec = m.group(1) if m else fmt
-    if not re.fullmatch(r"[<>^=+\- #0-9,._]*[bcdeEfFgGn%xX]?", spec) or any(len(d) > 2 for d in re.findall(r"\d+", spec)):
+    # Python's spec, with the fill limited to a space or a zero: any other
+    # fill character would be text typed into the page through a format.
+    if not re.fullmatch(r"(?:[ 0]?[<>^=])?[+\- ]?#?0?\d{0,2}[,_]?(?:\.\d{1,2})?[bcdeEfFgGn%xX]?", spec):
         raise TemplateProblem(f"format '{fmt}' is not a number format such as '.1f' or ',' (widths and "
                               "precisions of at most two digits)")
     try:
@@ -122,7 +127,7 @@ class LessonView:
             setattr(self, k, getattr(lesson, k))
         # Facts from the build, not typed into the template: marked for the
         # prose check like every helper's output.
-        self.topic = mark(lesson.topic)
+        self.topic = lesson.topic  # typed by the author (CMakeLists.txt): prose, checked like prose
         self.min_cc = mark(lesson.min_cc)
 
 
@@ -574,6 +579,30 @@ class _Loader(jinja2.BaseLoader):
 MAX_PAGE_CHARS = 4_000_000
 
 
+# A page renders in well under a second; a template still running after
+# this is a runaway loop (range(100000) inside range(100000)).
+RENDER_SECONDS = 30
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: int):
+    """TemplateProblem when the block runs past `seconds` (main thread
+    only, where signals are delivered; elsewhere, no limit)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expired(signum, frame):
+        raise TemplateProblem(f"the template ran for more than {seconds} s (a runaway loop?)")
+    old = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
 class _PageSandbox(jinja2.sandbox.ImmutableSandboxedEnvironment):
     """Jinja2's immutable sandbox, with '*' and '**' bounded (a string
     repeated a trillion times is an error, not an out-of-memory kill)."""
@@ -583,11 +612,23 @@ class _PageSandbox(jinja2.sandbox.ImmutableSandboxedEnvironment):
     def call_binop(self, context, operator, left, right):
         if operator == "**" and isinstance(right, (int, float)) and abs(right) > 64:
             raise TemplateProblem(f"'**' with an exponent of {right}: at most 64")
+        if operator == "**" and isinstance(left, int) and abs(left).bit_length() * abs(right) > 4096:
+            raise TemplateProblem("'**' would build a number of more than 4,096 bits")
         if operator == "*":
             for seq, n in ((left, right), (right, left)):
                 if isinstance(seq, (str, list, tuple)) and isinstance(n, int) and len(seq) * max(n, 0) > MAX_PAGE_CHARS:
                     raise TemplateProblem(f"'*' would build {len(seq) * n:,} items; a page holds at most {MAX_PAGE_CHARS:,}")
         return super().call_binop(context, operator, left, right)
+
+    # String methods whose result can be far larger than their inputs.
+    GROWING = frozenset(["ljust", "rjust", "center", "zfill", "expandtabs", "format", "format_map", "replace",
+                         "join", "encode"])
+
+    def call(__self, __context, __obj, *args, **kwargs):  # noqa: N805 (Jinja's signature)
+        if getattr(__obj, "__name__", None) in __self.GROWING and isinstance(getattr(__obj, "__self__", None), str):
+            raise TemplateProblem(f"str.{__obj.__name__}() is not available in a page template; "
+                                  "use the page helpers' formats")
+        return super().call(__context, __obj, *args, **kwargs)
 
 
 def environment(folder: Path) -> jinja2.sandbox.ImmutableSandboxedEnvironment:
@@ -599,6 +640,8 @@ def environment(folder: Path) -> jinja2.sandbox.ImmutableSandboxedEnvironment:
     )
     for name in ("lipsum", "cycler", "joiner"):  # nothing a page needs; lipsum(10**7) never ends
         env.globals.pop(name, None)
+    for name in ("replace", "center", "indent", "wordwrap", "format", "join", "urlize"):
+        env.filters.pop(name, None)  # outputs far larger than their inputs; no page needs them
     return env
 
 
@@ -627,7 +670,8 @@ def render_lesson(lesson: Lesson, keep_marks: bool = False) -> tuple[dict[Path, 
     page = Page(lesson, found, state)
     try:
         tmpl = environment(lesson.path).get_template(TEMPLATE)
-        out = tmpl.render(page=page, lesson=LessonView(lesson), snippet=page.snippet)
+        with _time_limit(RENDER_SECONDS):
+            out = tmpl.render(page=page, lesson=LessonView(lesson), snippet=page.snippet)
         if len(out) > MAX_PAGE_CHARS:
             raise TemplateProblem(f"the page is {len(out):,} characters; a page holds at most {MAX_PAGE_CHARS:,}")
         out = resolve_marks(out)
@@ -705,8 +749,9 @@ def render_all(lessons, only=None) -> tuple[dict[Path, str], list[tuple[str, lis
         if state.state == "stale":
             stale.append((lesson.target, [r for r in state.reasons if r.startswith("stale")]))
         if state.valid and f:
+            page_text = f.get(lesson.path / PAGE, "")
             orphans += [p for p in sorted((lesson.path / FIGURES).glob("*.svg"))
-                        if p not in f and _generated_figure(p)]
+                        if p not in f and _generated_figure(p) and f"{FIGURES}/{p.name}" not in page_text]
     if diags:
         raise SourceError(diags + [f"{len(diags)} error(s); nothing written"])
     table = readme_with_table(lessons)

@@ -48,8 +48,7 @@ def _sh(cmd: list[str], log: Path, timeout: int = 1800) -> tuple[int, str]:
         text = ((e.stdout or b"") + (e.stderr or b"")).decode("utf-8", errors="backslashreplace") + "\n(time limit)"
     except FileNotFoundError:
         code, text = 127, f"{cmd[0]}: not found"
-    log.parent.mkdir(parents=True, exist_ok=True)
-    log.write_text(" ".join(cmd) + "\n" + text)
+    write_atomic(log, " ".join(cmd) + "\n" + text)  # replaces a planted link, never writes through it
     return code, text
 
 
@@ -153,8 +152,8 @@ def main(build: Path, output: Path, say=print, only: list[str] | None = None) ->
     check_build_folder(build, ROOT)
     check_output_file(Path(output), ROOT)
     logs = build / "review-logs"
-    if build.exists():
-        ensure_owned_folder(logs, ROOT)
+    build.mkdir(parents=True, exist_ok=True)
+    ensure_owned_folder(logs, ROOT)
     summary = run(build, logs, say, only)
     write_atomic(output, json.dumps(summary, indent=1, sort_keys=True) + "\n")
     say(f"review: {'passed' if summary['passed'] else 'FAILED'}; summary written to {display_path(output)}, "

@@ -135,25 +135,32 @@ def _key_problem(keytype: str, blob: str) -> str | None:
 def parse_allowed(path: Path) -> list[dict]:
     """Every reviewer line of allowed_signers, checked strictly: one plain
     principal, only the course's namespace and validity options, a known
-    key type with a well-formed key, each key once, and at most one key
-    per principal that is not retired. EvidenceError (exit 4) names the
-    line otherwise."""
+    key type with a well-formed key, each key once, and one line per
+    principal. EvidenceError (exit 4) names the line otherwise."""
     from .errors import display_path
     shown = display_path(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise EvidenceError(f"{shown}: error: is not UTF-8 text; expected OpenSSH allowed_signers lines")
-    entries, keys, current = [], {}, {}
-    for i, line in enumerate(text.splitlines(), 1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        parts = line.split()
+    entries, keys, seen = [], {}, {}
+    # Lines split on '\n' only, and nothing but printable characters in
+    # them: OpenSSH and this parser must agree on where a line starts and
+    # whether it is a comment, or a line this parser skips could be a key
+    # to ssh-keygen (a form feed before '#', a Unicode line separator).
+    for i, line in enumerate(text.split("\n"), 1):
         def bad(why):
             return EvidenceError(f"{shown}:{i}: error: {why}; expected 'PRINCIPAL namespaces=\"{NAMESPACE}\" "
                                  "KEYTYPE KEY' (research/REVIEW-PROCESS.md)")
+        if any(not c.isprintable() for c in line):
+            raise bad("a control or separator character")
+        if line == "" or line.startswith("#"):
+            continue
+        if line != line.strip() or "\u3000" in line or "\xa0" in line or not line.isascii():
+            raise bad("a key line with leading or trailing space or a character outside ASCII")
+        parts = line.split(" ")
         if len(parts) != 4:
-            raise bad(f"{len(parts)} fields")
+            raise bad(f"{len(parts)} fields separated by single spaces")
         principal, options, keytype, blob = parts
         if not PRINCIPAL.fullmatch(principal):
             raise bad(f"principal '{principal[:60]}' is not one plain address (no lists, no patterns)")
@@ -167,12 +174,14 @@ def parse_allowed(path: Path) -> list[dict]:
         if blob in keys:
             raise bad(f"this key is already on line {keys[blob]}")
         keys[blob] = i
+        # One line per principal, ever: a second line under a reviewer's
+        # name, even one marked retired, would let its key sign as them.
+        # A reviewer's new key comes with a new principal.
+        if principal in seen:
+            raise bad(f"{principal} already has a key on line {seen[principal]}; a new key takes a new "
+                      "principal (research/REVIEW-PROCESS.md)")
+        seen[principal] = i
         retired = any(o.startswith("valid-before=") for o in opts)
-        if not retired:
-            if principal in current:
-                raise bad(f"{principal} already has a current key on line {current[principal]}; "
-                          "retire it with valid-before first")
-            current[principal] = i
         entries.append({"principal": principal, "line": i, "retired": retired})
     return entries
 

@@ -304,7 +304,12 @@ def test_add_reviewer_cannot_speak_for_another_reviewer(course, page_repo, tmp_p
     ("* namespaces=\"course-evidence\" ssh-ed25519 {key}", "not one plain address"),
     ("a@x.org namespaces=\"git\" ssh-ed25519 {key}", "options"),
     ("a@x.org namespaces=\"course-evidence\" ssh-ed25519 {key}\na@x.org namespaces=\"course-evidence\" ssh-ed25519 {key2}",
-     "already has a current key"),
+     "already has a key on line"),
+    ("a@x.org namespaces=\"course-evidence\" ssh-ed25519 {key}\na@x.org namespaces=\"course-evidence\",valid-before=\"29991231\" ssh-ed25519 {key2}",
+     "already has a key on line"),
+    ("\x0c#,a@x.org namespaces=\"course-evidence\" ssh-ed25519 {key}", "control or separator"),
+    ("\u2028#,a@x.org namespaces=\"course-evidence\" ssh-ed25519 {key}", "control or separator"),
+    (" a@x.org namespaces=\"course-evidence\" ssh-ed25519 {key}", "leading or trailing space"),
     ("garbage", "1 fields"),
 ])
 def test_allowed_signers_is_held_to_a_strict_shape(tmp_path, line, words):
@@ -387,8 +392,9 @@ def test_numbers_with_units_or_exponents_are_numbers(text):
 @pytest.mark.parametrize("text", [
     "{{ '\\ue000' }}9876 GB/s{{ '\\ue001' }}",
     "\ue0009876\ue001",
-    "{{ lesson.topic[:-1] }}9{{ lesson.topic[-1] }}",
-    "{{ lesson.topic | replace('a', 'b') | replace('0', '9') | replace('1', '9') | replace('2', '9') }}",
+    "{{ lesson.min_cc[:-1] }}9{{ lesson.min_cc[-1] }}",
+    "{{ lesson.min_cc | replace('0', '9') }}",
+    "{{ lesson.min_cc | list | reverse | list }}",
 ])
 def test_a_template_cannot_forge_a_helpers_mark(course, page_repo, text):
     root, _ = page_repo
@@ -449,3 +455,146 @@ def test_extra_compile_flags_on_the_timed_build_invalidate_its_record(page_repo)
 def test_a_format_cannot_pad_a_number_to_a_huge_width():
     with pytest.raises(render.TemplateProblem, match="at most two digits"):
         render._format(1.0, "300000000")
+
+
+# ----------------------------------------------------------------------
+# A third round: what the second round's re-test still got through
+# ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("src", [
+    b"int a;\n// note \\  \nint hidden;\n",         # a splice with blanks before the newline
+    b"int a;\n// note \r int hidden;\n",              # a lone carriage return ends the comment
+])
+def test_the_digest_refuses_every_splice_the_compiler_makes(src):
+    from coursetools import digest
+    with pytest.raises(Exception, match=r"a\.cu:2:\d*:? ?error|a\.cu:2: error"):
+        digest.file_digest(src, "a.cu")
+
+
+def test_a_header_dropped_beside_the_sources_is_digested(page_repo):
+    root, lesson = page_repo
+    before = lesson.digest_files
+    write(root / "lessons" / "day99_fake" / "course.cuh", "#define shadow 1\n")
+    write(root / "common" / "cub" / "device" / "device_reduce.cuh", "#define shadow 2\n")
+    write(root / "lessons" / "day99_fake" / "figures" / "f.svg", "<svg/>")
+    after = lesson.digest_files
+    assert "lessons/day99_fake/course.cuh" in after and "common/cub/device/device_reduce.cuh" in after
+    assert "lessons/day99_fake/figures/f.svg" not in after and set(before) < set(after)
+
+
+def test_a_compile_command_with_anything_extra_is_named(page_repo, tmp_path):
+    import json as _json
+    from coursetools import buildcheck
+    root, lesson = page_repo
+    build = tmp_path / "b"
+    rsp = write(build / "lessons" / "day99_fake" / "CMakeFiles" / "day99_fake.dir" / "includes_CUDA.rsp",
+                f"-I{root}/common -isystem=/usr/local/cuda/include\n")
+    src = f"{root}/lessons/day99_fake/fake.cu"
+
+    def command(extra):
+        return (f"/usr/local/cuda/bin/nvcc -forward-unknown-to-host-compiler {extra} --options-file "
+                f"CMakeFiles/day99_fake.dir/includes_CUDA.rsp -O3 -DNDEBUG "
+                f"--generate-code=arch=compute_90,code=[compute_90,sm_90] -O3 -lineinfo -std=c++17 -x cu -c {src} "
+                f"-o CMakeFiles/day99_fake.dir/fake.cu.o")
+    for extra, expect in (("", []), ("-DREAD_BEFORE_WAIT", ["-DREAD_BEFORE_WAIT"]), ("-include evil.h", ["-include", "evil.h"])):
+        write(build / "compile_commands.json", _json.dumps([{"directory": str(rsp.parents[2]), "command": command(extra), "file": src}]))
+        assert buildcheck.compile_extras(lesson, build, root) == expect
+    write(rsp, f"-I/tmp -I{root}/common\n")
+    write(build / "compile_commands.json", _json.dumps([{"directory": str(rsp.parents[2]), "command": command(""), "file": src}]))
+    assert buildcheck.compile_extras(lesson, build, root) == ["-I/tmp"]
+
+
+@pytest.mark.parametrize("text", [".37 faster", "_37_ faster", "&#x33;&#x37; faster", "\u00b3\u2077 faster",
+                                  "\u3164" + "37 faster"])
+def test_numbers_in_disguise_are_numbers(text):
+    from coursetools import prose
+    assert prose.problems_in(f"# t\n\nIt ran {text}.\n", {2.0}, set(), "t.j2"), text
+
+
+def test_a_format_cannot_type_digits_as_its_fill():
+    with pytest.raises(render.TemplateProblem):
+        render._format(1.0, "3>2.0f")
+
+
+def test_a_manifest_with_wrong_types_is_one_line(tmp_path):
+    import json as _json
+    good = {"target": "day99_fake", "day": 99, "topic": "t", "dir": "lessons/day99_fake", "min_cc": "9.0",
+            "sources": ["lessons/day99_fake/a.cu"], "binary": "b", "compile_command": "c", "build_command": "b",
+            "run_command": "r"}
+    for bad in ({"test_args": 7}, {"sources": [5]}, {"dir": "lessons/../x"}, {"sources": ["common/x.cu"]}):
+        path = write(tmp_path / "m.json", _json.dumps({"lessons": [{**good, **bad}]}))
+        with pytest.raises(Exception, match="lacks or mistypes"):
+            manifest.load(path)
+
+
+@pytest.mark.parametrize("text, words", [
+    ("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}", "ran for more than"),
+    ("{{ ((((10**64)**64)**64)**64)**64 }}", "more than 4,096 bits"),
+    ("{{ 'x'.ljust(600000000) }}", "not available"),
+    ("{{ ('x' * 1000) | replace('x', 'yyyy') }}", "replace"),
+])
+def test_a_template_cannot_run_away(course, page_repo, monkeypatch, text, words):
+    root, _ = page_repo
+    monkeypatch.setattr(render, "RENDER_SECONDS", 2)
+    write(root / "lessons" / "day99_fake" / "README.md.j2", "# t\n\n" + text + "\n")
+    t0 = time.monotonic()
+    r = course("render")
+    assert time.monotonic() - t0 < 15
+    one_line_error(r, 1)
+    assert words in r.err
+
+
+def test_a_fifo_where_a_record_belongs_is_refused_without_hanging(course, page_repo):
+    root, _ = page_repo
+    write(root / "evidence" / "promoted.json", '{"promoted": {}, "history": []}')
+    folder = root / "evidence" / "records" / "day99_fake"
+    folder.mkdir(parents=True)
+    os.mkfifo(folder / "f.json")
+    r = course("evidence", "verify")
+    one_line_error(r, 4)
+    assert "not a regular file" in r.err
+
+
+def test_records_must_sit_in_their_own_lessons_folder(course, page_repo):
+    root, _ = page_repo
+    write(root / "evidence" / "promoted.json", '{"promoted": {}, "history": []}')
+    write(root / "evidence" / "records" / "day12_gone" / "t.json", "{}")
+    r = course("evidence", "verify")
+    assert r.code == 4 and "day12_gone" in r.err
+
+
+def test_review_logs_replace_a_planted_link_instead_of_writing_through_it(tmp_path, monkeypatch):
+    from coursetools import review
+    monkeypatch.setattr(review, "ROOT", tmp_path)
+    victim = write(tmp_path / "lessons" / "day01_x" / "a.cu", GOOD)
+    logs = tmp_path / "build-x" / "review-logs"
+    logs.mkdir(parents=True)
+    (logs / "configure.log").symlink_to(victim)
+    review._sh(["true"], logs / "configure.log")
+    assert victim.read_text() == GOOD and not (logs / "configure.log").is_symlink()
+
+
+def test_a_build_folder_that_git_tracks_is_refused(tmp_path):
+    write(tmp_path / ".ci" / "run", "#!/bin/sh\n")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "add", "."], check=True)
+    with pytest.raises(Exception, match="holds files git tracks"):
+        fsutil.check_build_folder(tmp_path / ".ci", tmp_path)
+
+
+@pytest.mark.parametrize("row, words", [
+    ({"samples": 5, "samples_ms": [1.0, 1.1, 1.2], "median_ms": 1.1}, "samples says 5"),
+    ({"mean_ms": 9.0, "samples_ms": [1.0, 1.1, 1.2], "median_ms": 1.1}, "not the mean"),
+    ({"timing": "graph", "gbps": 30000.0, "median_ms": 100.0}, "the DRAM"),
+])
+def test_more_impossible_rows_are_named(row, words):
+    gpu = {"sm_count": 132, "memory_clock_khz": 3201000, "memory_bus_bits": 6016, "l2_bytes": 62914560,
+           "clocks": {"sm_mhz": {"max": 1980.0}}}
+    problems = ev.impossible_rows({"rows": [{"group": "g", **row}]}, gpu)
+    assert any(words in p for p in problems), problems
+
+
+def test_timeline_rows_must_be_finite_and_not_negative():
+    rec = {"timeline": {"results": {"rows": [{"kernel": "k", "first_start_us": -5.0, "last_end_us": float("inf")}]}}}
+    assert "first_start_us, last_end_us" in ev.impossible_timeline(rec)[0]

@@ -1,0 +1,96 @@
+"""What a lesson's timed build compiles with, read from the build itself.
+
+The sources digest reads code, not flags: a `-DDAY58_READ_BEFORE_WAIT`,
+an include folder placed before `common/` or a forced include would change
+the program a record vouches for while the digest stays the same. So
+`evidence verify` reads the lesson's compile commands from the build's
+compile_commands.json (and the include list CMake writes beside it) and
+names every token that is not one of the course's own: the compiler, the
+course's options (-O3, -lineinfo, C++17), the architectures, the Release
+build type's -O3 -DNDEBUG, `common/` and the CUDA toolkit's own include
+folder, the source and the object. CMake-side changes that never reach a
+compile command (an extra source, a linker option, a launcher) are caught
+when the manifest is written (cmake/CourseLesson.cmake, extra_flags).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+
+from .manifest import ROOT, Lesson
+
+ALONE = {"-forward-unknown-to-host-compiler", "-O3", "-DNDEBUG", "-lineinfo", "-std=c++17", "-c"}
+PAIRS = {"-x": {"cu"}}
+GENCODE_RE = re.compile(r"--generate-code=arch=compute_\d{2,3}a?,code=\[(?:compute|sm)_\d{2,3}a?(?:,(?:compute|sm)_\d{2,3}a?)*\]")
+
+
+def _include_problems(rsp: Path, cuda_root: Path, root: Path) -> list[str]:
+    try:
+        tokens = shlex.split(rsp.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        return [f"{rsp}: cannot read the include list ({e})"]
+    out = []
+    for t in tokens:
+        if t == f"-I{root / 'common'}":
+            continue
+        if t.startswith("-isystem="):
+            folder = Path(t[len("-isystem="):])
+            if folder == cuda_root / "include" or cuda_root in folder.parents:
+                continue
+        out.append(t)
+    return out
+
+
+def compile_extras(lesson: Lesson, build: Path, root: Path = ROOT) -> list[str]:
+    """Every token of the lesson's timed-target compile commands beyond the
+    course's own (none to read where the generator writes no
+    compile_commands.json)."""
+    path = Path(build) / "compile_commands.json"
+    if not path.exists():
+        # A generator that writes none (Visual Studio, Xcode): nothing to
+        # read. CI's configure always writes it; a target left out of it
+        # while the file exists is a problem below.
+        return []
+    try:
+        entries = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
+        return [f"{path}: not readable JSON ({type(e).__name__})"]
+    marker = f"CMakeFiles/{lesson.target}.dir/"
+    mine = [e for e in entries if isinstance(e, dict) and marker in str(e.get("command", ""))]
+    if not mine:
+        return [f"{path}: no compile command for {lesson.target}; configure again"]
+    extras: list[str] = []
+    sources = {str(root / s) for s in lesson.sources}
+    for entry in mine:
+        try:
+            tokens = shlex.split(entry["command"])
+        except ValueError as e:
+            extras.append(f"unreadable command ({e})")
+            continue
+        compiler = Path(tokens[0])
+        if compiler.name != "nvcc":
+            extras.append(f"compiler {tokens[0]}")
+        cuda_root = compiler.parent.parent
+        directory = Path(str(entry.get("directory", "")))
+        i = 1
+        while i < len(tokens):
+            t = tokens[i]
+            nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+            if t in ALONE or GENCODE_RE.fullmatch(t):
+                i += 1
+            elif t in PAIRS and nxt in PAIRS[t]:
+                i += 2
+            elif t == "--options-file" and nxt:
+                extras += _include_problems(directory / nxt, cuda_root, root)
+                i += 2
+            elif t == "-o" and nxt and nxt.startswith(marker):
+                i += 2
+            elif t in sources and t == entry.get("file"):
+                i += 1
+            else:
+                extras.append(t)
+                i += 1
+    return extras
