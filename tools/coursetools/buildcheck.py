@@ -94,3 +94,68 @@ def compile_extras(lesson: Lesson, build: Path, root: Path = ROOT) -> list[str]:
                 extras.append(t)
                 i += 1
     return extras
+
+
+def _cuda_root(build: Path) -> Path:
+    """The toolkit the build compiles with: nvcc's folder's parent, from
+    the first compile command."""
+    try:
+        for e in json.loads((build / "compile_commands.json").read_text(encoding="utf-8")):
+            first = shlex.split(e.get("command", ""))[:1]
+            if first and Path(first[0]).name == "nvcc":
+                return Path(first[0]).parent.parent
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError, RecursionError):
+        pass
+    return Path("/usr/local/cuda")
+
+
+LIBS = {"-lcudadevrt", "-lcudart_static", "-lrt", "-lpthread", "-ldl"}
+LINKERS = {"g++", "c++", "clang++", "nvcc"}
+
+
+def link_extras(lesson: Lesson, build: Path, cuda_root: Path | None = None) -> list[str]:
+    """Every token of the lesson's link command (CMake's link.txt and the
+    response files it names) beyond the course's own: a host or CUDA
+    linker, the lesson's own objects, the CUDA runtime's libraries and
+    folders, the output. A linker option (--wrap, --defsym), a library
+    folder or an extra library is named."""
+    folder = Path(build) / lesson.dir / "CMakeFiles" / f"{lesson.target}.dir"
+    link = folder / "link.txt"
+    if not (Path(build) / "compile_commands.json").exists() or not link.exists():
+        return []  # no Makefile build to read (see compile_extras)
+    try:
+        tokens = shlex.split(link.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        return [f"{link}: unreadable ({e})"]
+    if cuda_root is None:
+        cuda_root = _cuda_root(Path(build))
+    cuda_real = cuda_root.resolve()
+    extras = []
+    if not tokens or Path(tokens[0]).name not in LINKERS:
+        extras.append(f"linker {tokens[0] if tokens else '(none)'}")
+
+    def cuda_path(p: str) -> bool:
+        q = Path(p).resolve()
+        return q == cuda_real or cuda_real in q.parents or cuda_root in Path(p).parents
+
+    def response(name: str) -> list[str]:
+        try:
+            return shlex.split((Path(build) / lesson.dir / name).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as e:
+            return [f"(unreadable {name}: {e})"]
+    i = 1
+    while i < len(tokens):
+        t = tokens[i]
+        if t.startswith("@") and t[1:].startswith(f"CMakeFiles/{lesson.target}.dir/"):
+            for r in response(t[1:]):
+                objects = r.startswith(f"CMakeFiles/{lesson.target}.dir/") and r.endswith(".o")
+                if not (objects or r in LIBS or (r.startswith("/") and cuda_path(r))):
+                    extras.append(r)
+        elif t == "-o" and i + 1 < len(tokens) and Path(tokens[i + 1]).name == lesson.target:
+            i += 1
+        elif t.startswith("-L") and cuda_path(t[2:]):
+            pass
+        else:
+            extras.append(t)
+        i += 1
+    return extras

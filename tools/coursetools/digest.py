@@ -11,6 +11,7 @@ header.
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 
 from . import cpplex
@@ -18,6 +19,10 @@ from .errors import Diagnostic, SourceError
 from .fsutil import read_source
 
 METHOD = "cpp-tokens/1"
+# An include directive's header name, <...> or "...": inside it, '/*' is
+# part of a path, not the start of a comment.
+INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*(?:include|include_next|import)[ \t]*(?:<(?P<name>[^>\n]*)>|"(?P<q>[^"\n]*)")',
+                        re.M)
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -36,6 +41,13 @@ def file_digest(data: bytes, shown: str = "<source>") -> str:
         line = text.count("\n", 0, text.index("\r")) + 1
         raise SourceError(Diagnostic(shown, line, 0, "a carriage return that does not end a line (the compiler "
                                      "reads it as a line break); the sources digest refuses it"))
+    for m in INCLUDE_RE.finditer(text):
+        name = m.group("name") if m.group("name") is not None else m.group("q")
+        if "/*" in name or "//" in name:
+            line = text.count("\n", 0, m.start()) + 1
+            raise SourceError(Diagnostic(shown, line, 0, "an #include's file name holds '/*' or '//', which is a "
+                                         "path to the compiler but a comment to this lexer; the sources digest "
+                                         "refuses it"))
     try:
         tokens = cpplex.code_tokens(text)
     except cpplex.Splice as e:

@@ -706,7 +706,8 @@ def record_problems(lesson: Lesson, rec: dict, for_promotion: bool = True) -> li
         reasons.append("the record does not show the lesson built by its build (cmake --build)")
     reasons += impossible_rows(results, gpu)
     reasons += impossible_timeline(rec)
-    extras = list(lesson.extra_flags) + buildcheck.compile_extras(lesson, Path(lesson.binary).parent.parent)
+    build = Path(lesson.binary).parent.parent
+    extras = list(lesson.extra_flags) + buildcheck.compile_extras(lesson, build) + buildcheck.link_extras(lesson, build)
     if extras:
         reasons.append("the lesson's timed build compiles with flags of its own "
                        f"({'; '.join(extras)[:300]}), which the sources digest cannot see; "

@@ -13,37 +13,47 @@ the name, not numbers; digits with a unit after them ("37x") are numbers.
 
 from __future__ import annotations
 
-import html
 import re
-import unicodedata
 
 from . import render
+from .typednumbers import as_read, typed
 from .errors import Diagnostic
 from .manifest import ROOT, Lesson
 
-# A number is digits not inside a name (sm_90, v9, float4, H200: a letter,
-# digit or underscore before them). Letters after them do not make a name:
-# "37x", "1234us" and "4800GB/s" are numbers with units, and the exponent
-# in "2^999" is a number too.
-NUMBER_RE = re.compile(r"(?<![A-Za-z0-9_])(\d+(?:,\d{3})*(?:\.\d+)?)")
 DATE_RE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
-DAY_RE = re.compile(r"\b[Dd]ays? (\d+)(?:(?:,| and| or| to) (\d+))*")
 MARKED_RE = re.compile(re.escape(render.MARK_OPEN) + ".*?" + re.escape(render.MARK_CLOSE), re.S)
+# Raw HTML in a page's prose could hide text from this check (an attribute
+# holding a backtick reads as code here, as markup to a browser).
+HTML_TAG_RE = re.compile(r"</?(?:a|abbr|b|big|br|cite|code|del|details|dfn|div|em|font|i|img|ins|kbd|mark|p|pre|q|"
+                         r"s|samp|script|small|span|strong|style|sub|summary|sup|table|td|th|tr|u|var)\b[^>]*>", re.I)
 
 
-def as_read(text: str) -> str:
-    """The text as a reader sees its digits: HTML entities decoded, Unicode
-    compatibility forms folded (superscript and full-width digits become
-    digits), and Markdown's emphasis underscores dropped (`_37_` shows 37)."""
-    text = html.unescape(text)
-    text = unicodedata.normalize("NFKC", text)
-    return re.sub(r"(?<![A-Za-z0-9])_+|_+(?![A-Za-z0-9])", " ", text)
+def blank_fences(text: str) -> str:
+    """Fenced code blocks blanked, as CommonMark reads fences: an opener of
+    three or more backticks (whose info string holds no backtick) or
+    tildes, indented at most three spaces, closed by a line of the same
+    character at least as long; an unclosed fence runs to the end."""
+    out, fence = [], None
+    for line in text.split("\n"):
+        if fence is None:
+            m = re.match(r"^ {0,3}(`{3,}|~{3,})(.*)$", line)
+            if m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
+                fence = m.group(1)
+                out.append("")
+                continue
+            out.append(line)
+        else:
+            m = re.match(r"^ {0,3}(`{3,}|~{3,})[ \t]*$", line)
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
+                fence = None
+            out.append("")
+    return "\n".join(out)
 
 
 def strip_non_prose(text: str) -> str:
     text = MARKED_RE.sub(" ", text)
     text = re.sub(r"<!--.*?-->", " ", text, flags=re.S)
-    text = re.sub(r"^(`{3,}|~{3,}).*?^\1\s*$", " ", text, flags=re.S | re.M)
+    text = blank_fences(text)
     text = re.sub(r"`[^`\n]*`", " ", text)
     text = re.sub(r"\]\([^)\s]*\)", "]", text)
     text = re.sub(r"https?://\S+", " ", text)
@@ -58,18 +68,15 @@ def problems_in(text: str, allowed: set[float], days: set[int], shown: str) -> l
     # Work line by line on the stripped text (it keeps the line breaks of
     # everything but fenced blocks, which it blanks), to name lines.
     for n, line in enumerate(prose.split("\n"), 1):
-        day_refs = set()
-        for m in DAY_RE.finditer(line):
-            day_refs.update(int(g) for g in re.findall(r"\d+", m.group(0)))
-        for m in NUMBER_RE.finditer(line):
-            value = float(m.group(1).replace(",", ""))
-            if value in allowed or (value.is_integer() and int(value) in days and int(value) in day_refs):
-                continue
+        for number in typed(line, allowed, days):
             snippet = line.strip()
             snippet = snippet if len(snippet) <= 90 else snippet[:87] + "..."
             out.append(Diagnostic(shown, 0, 0,
-                                  f"the number {m.group(1)} is typed into the prose ('{snippet}'); take it from "
+                                  f"the number {number} is typed into the prose ('{snippet}'); take it from "
                                   "the record with a page helper, or list it in lesson.toml [page] constants"))
+    outside_code = re.sub(r"<!--.*?-->", " ", blank_fences(MARKED_RE.sub(" ", text)), flags=re.S)
+    for m in HTML_TAG_RE.finditer(outside_code):
+        out.append(Diagnostic(shown, 0, 0, f"raw HTML ('{m.group(0)[:60]}') in the page; write Markdown"))
     del lines
     return out
 

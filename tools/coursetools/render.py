@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import os
+import resource
 import signal
 import threading
 import re
@@ -31,9 +32,10 @@ import jinja2.sandbox
 from . import compare as cmp
 from . import evidence as ev
 from . import manifest, plots, sass, snippets
-from .errors import Diagnostic, SourceError
+from .errors import Diagnostic, SourceError, display_path
 from .fsutil import read_source
 from .manifest import ROOT, Lesson
+from .typednumbers import as_read, typed
 
 TEMPLATE = "README.md.j2"
 PAGE = "README.md"
@@ -278,10 +280,22 @@ class Page:
             return None
         return cmp.verdict(ra[0]["samples_ms"], rb[0]["samples_ms"])
 
+    def _values_exist(self, a: dict, b: dict, over: str, values) -> None:
+        """Every value a verdict helper is given must select rows on both
+        sides: a count or list of typed values is not a measurement."""
+        if not self.verified:
+            return
+        for x in values:
+            if not self._select({**a, over: x}) or not self._select({**b, over: x}):
+                raise TemplateProblem(f"no rows with {over}={x!r} on both sides; pass values from page.values(...)")
+
     def verdicts(self, a: dict, b: dict, over: str, values: list) -> dict:
         """How many of the rows (a + {over: x}) against (b + {over: x}), for
         each x in `values`, the rule calls each word: a sweep's summary."""
+        if not self.verified:
+            return {}
         counts: dict[str, int] = {}
+        self._values_exist(a, b, over, values)
         for x in values:
             v = self._verdict({**a, over: x}, {**b, over: x})
             word = v.word if v else "unmeasured"
@@ -296,6 +310,7 @@ class Page:
             raise TemplateProblem(f"'{word}' is not one of the rule's words: {', '.join(cmp.WORDS)}")
         if not self.verified:
             return UNMEASURED
+        self._values_exist(a, b, over, values)
         hits = []
         for x in values:
             v = self._verdict({**a, over: x}, {**b, over: x})
@@ -429,6 +444,18 @@ class Page:
         return UNMEASURED
 
     # -- figures --------------------------------------------------------
+    def _chart_words(self, *texts) -> None:
+        """Words a template passes into a chart (notes, legends, labels, a
+        unit) are prose the prose check cannot read in the SVG: they are
+        held to the same rule here."""
+        allowed = {float(c) for c in self._lesson.info.constants}
+        for text in texts:
+            plain = as_read(re.sub(r"\{[a-z_]+\}", " ", str(text)))
+            bad = typed(plain, allowed, set())
+            if bad:
+                raise TemplateProblem(f"the number {bad[0]} is typed into a chart's words ('{str(text)[:60]}'); "
+                                      "take it from the record, or list it in lesson.toml [page] constants")
+
     def _figure(self, name: str, title: str, svg: str | None) -> str:
         if not FIGURE_RE.match(name):
             raise TemplateProblem(f"figure name '{name}' is not valid; expected lower-case letters, digits and hyphens")
@@ -448,6 +475,7 @@ class Page:
              **where) -> str:
         """A bar per matching row: its `value` (with a unit, 'median_ms:us')
         and a whisker from the fastest to the slowest sample."""
+        self._chart_words(label, note, unit)
         svg = None
         if self.verified:
             bars = []
@@ -464,6 +492,7 @@ class Page:
                      kernel: int = 0) -> str:
         """A bar per profiled row in `rows`: the `kernel`-th kernel's value
         of a counter lesson.toml declares (one profiled launch: no whisker)."""
+        self._chart_words(unit, note)
         names = [m["name"] for m in self._lesson.info.metrics]
         if metric not in names:
             raise TemplateProblem(f"metric '{metric}' is not declared in lesson.toml; declared: {', '.join(names)}")
@@ -485,6 +514,7 @@ class Page:
                    marks: list = (), note: str = "", ylabel: str = "GB/s") -> str:
         """Lines against a logarithmic `over` axis, one per series
         [legend, where]; `marks` are [x, label] vertical lines."""
+        self._chart_words(note, ylabel, *[s[0] for s in series], *[m[1] for m in marks])
         svg = None
         if self.verified:
             data = []
@@ -497,6 +527,7 @@ class Page:
 
     def timeline_plot(self, name: str, title: str, note: str = "", **where) -> str:
         """The timeline build's kernels matching `where`, blocks against time."""
+        self._chart_words(note)
         svg = None
         if self.verified:
             rows = [r for r in self._timeline if all(r.get(k) == v for k, v in where.items())]
@@ -582,6 +613,9 @@ MAX_PAGE_CHARS = 4_000_000
 # A page renders in well under a second; a template still running after
 # this is a runaway loop (range(100000) inside range(100000)).
 RENDER_SECONDS = 30
+# The address space a render may use: the tools need a few hundred MB; a
+# template building gigabytes gets a MemoryError (one line, exit 1).
+RENDER_MEMORY_BYTES = 3 * 2**30
 
 
 @contextlib.contextmanager
@@ -596,9 +630,14 @@ def _time_limit(seconds: int):
         raise TemplateProblem(f"the template ran for more than {seconds} s (a runaway loop?)")
     old = signal.signal(signal.SIGALRM, expired)
     signal.setitimer(signal.ITIMER_REAL, seconds)
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    cap = RENDER_MEMORY_BYTES if hard == resource.RLIM_INFINITY else min(RENDER_MEMORY_BYTES, hard)
+    if soft == resource.RLIM_INFINITY or soft > cap:
+        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))  # a growing string meets MemoryError, not the OOM killer
     try:
         yield
     finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
 
@@ -638,9 +677,9 @@ def environment(folder: Path) -> jinja2.sandbox.ImmutableSandboxedEnvironment:
         keep_trailing_newline=True,
         autoescape=False,
     )
-    for name in ("lipsum", "cycler", "joiner"):  # nothing a page needs; lipsum(10**7) never ends
-        env.globals.pop(name, None)
-    for name in ("replace", "center", "indent", "wordwrap", "format", "join", "urlize"):
+    for name in ("lipsum", "cycler", "joiner", "namespace"):  # nothing a page needs; lipsum(10**7) never
+        env.globals.pop(name, None)                          # ends, a namespace grows a string in a loop
+    for name in ("replace", "center", "indent", "wordwrap", "format", "join", "urlize", "sum"):
         env.filters.pop(name, None)  # outputs far larger than their inputs; no page needs them
     return env
 
@@ -752,6 +791,10 @@ def render_all(lessons, only=None) -> tuple[dict[Path, str], list[tuple[str, lis
             page_text = f.get(lesson.path / PAGE, "")
             orphans += [p for p in sorted((lesson.path / FIGURES).glob("*.svg"))
                         if p not in f and _generated_figure(p) and f"{FIGURES}/{p.name}" not in page_text]
+    for path in files:
+        if path.suffix == ".svg" and path.exists() and not _generated_figure(path):
+            diags.append(Diagnostic(display_path(path), 0, 0, "exists and was not drawn by render (no generated line); "
+                                    "refusing to replace it: give the chart another name"))
     if diags:
         raise SourceError(diags + [f"{len(diags)} error(s); nothing written"])
     table = readme_with_table(lessons)

@@ -598,3 +598,80 @@ def test_more_impossible_rows_are_named(row, words):
 def test_timeline_rows_must_be_finite_and_not_negative():
     rec = {"timeline": {"results": {"rows": [{"kernel": "k", "first_start_us": -5.0, "last_end_us": float("inf")}]}}}
     assert "first_start_us, last_end_us" in ev.impossible_timeline(rec)[0]
+
+
+# ----------------------------------------------------------------------
+# A fourth round
+# ----------------------------------------------------------------------
+
+
+def test_a_comment_opener_inside_an_include_name_is_refused():
+    from coursetools import digest
+    src = b"#include <cuda_runtime/*/../../x*/.h>\nint a;\n"
+    with pytest.raises(Exception, match=r"a\.cu:1: error: an #include's file name"):
+        digest.file_digest(src, "a.cu")
+    assert digest.file_digest(b"#include <cub/cub.cuh>  // DeviceReduce\nint a;\n", "a.cu")
+
+
+def test_a_link_command_with_anything_extra_is_named(page_repo, tmp_path):
+    from coursetools import buildcheck
+    root, lesson = page_repo
+    build = tmp_path / "b"
+    write(build / "compile_commands.json", "[]")
+    d = build / lesson.dir / "CMakeFiles" / f"{lesson.target}.dir"
+    write(d / "objects1", f"CMakeFiles/{lesson.target}.dir/fake.cu.o\n")
+    write(d / "linkLibs.rsp", " /usr/local/cuda/lib/libcudart.so -lcudadevrt -lcudart_static -lrt -lpthread -ldl \n")
+    base = (f"/usr/bin/g++ @CMakeFiles/{lesson.target}.dir/objects1 -o ../../bin/{lesson.target} "
+            f"@CMakeFiles/{lesson.target}.dir/linkLibs.rsp -L\"/usr/local/cuda/targets/x86_64-linux/lib\"")
+    write(d / "link.txt", base + "\n")
+    assert buildcheck.link_extras(lesson, build, Path("/usr/local/cuda")) == []
+    write(d / "link.txt", base + " -Wl,--wrap=cudaMemcpy -L/tmp/evil\n")
+    assert buildcheck.link_extras(lesson, build, Path("/usr/local/cuda")) == ["-Wl,--wrap=cudaMemcpy", "-L/tmp/evil"]
+
+
+@pytest.mark.parametrize("page", [
+    "# t\n\n```x`\nPDL is 37 times faster.\n```\n",                 # not a fence to CommonMark: prose
+    "# t\n\nIt saves 77 us (days 24 and 77).\n",                    # a day number is a day only inside "day(s) N"
+    '# t\n\n<span title="`">37</span><span title="`"></span>\n',   # raw HTML
+])
+def test_more_disguises_are_caught(page):
+    from coursetools import prose
+    assert prose.problems_in(page, {2.0}, {24, 77}, "t.j2"), page
+
+
+@pytest.mark.parametrize("text, words", [
+    ("{{ page.plot('f', 't', 'gbps', note='PDL is 37x faster') }}", "typed into a chart"),
+    ("{{ ([[1]] * 400000) | sum(start=[]) | length }}", "sum"),
+    ("{% set ns = namespace(s='x') %}", "namespace"),
+])
+def test_charts_and_sandbox_hold_the_same_rules(course, page_repo, text, words):
+    root, _ = page_repo
+    write(root / "lessons" / "day99_fake" / "README.md.j2", "# t\n\n" + text + "\n")
+    t0 = time.monotonic()
+    r = course("render")
+    assert time.monotonic() - t0 < 15
+    one_line_error(r, 1)
+    assert words in r.err
+
+
+def test_a_string_grown_past_the_memory_cap_is_one_line(course, page_repo, monkeypatch):
+    root, _ = page_repo
+    monkeypatch.setattr(render, "RENDER_MEMORY_BYTES", 2 * 2**30)
+    text = "{% set s = 'x' * 4000000 %}" + "".join("{% set s = s ~ s %}" for _ in range(12)) + "{{ s | length }}"
+    write(root / "lessons" / "day99_fake" / "README.md.j2", "# t\n\n" + text + "\n")
+    r = course("render")
+    one_line_error(r, 1)
+    assert not (root / "lessons" / "day99_fake" / "README.md").exists()
+
+
+def test_verdict_counts_come_only_from_rows_the_record_holds(lesson_rows_page=None):
+    from conftest import fake_lesson as _fake
+    lesson = _fake(Path("/nonexistent"))
+    rows = [{"group": "s", "version": v, "elements": 1, "timing": "cold", "median_ms": 1.0,
+             "samples_ms": [1.0, 1.0, 1.0]} for v in ("a", "b")]
+    page = render.Page(lesson, [], ev.State(lesson, "promoted", [], {}, {"results": {"rows": rows}}))
+    assert page.verdicts({"group": "s", "version": "a"}, {"group": "s", "version": "b"}, "elements", [1])
+    with pytest.raises(render.TemplateProblem, match="no rows with elements=37"):
+        page.verdicts({"group": "s", "version": "a"}, {"group": "s", "version": "b"}, "elements", range(37, 38))
+    unverified = render.Page(lesson, [], ev.State(lesson, "unverified", [], None, None))
+    assert unverified.verdicts({}, {}, "elements", range(37)) == {}
