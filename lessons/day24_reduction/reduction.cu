@@ -18,8 +18,8 @@
 //   v8  a grid sized to the machine, each thread striding over the
 //       input's float4s; one atomicAdd per block
 //   v9  the last rung: v8 with a fixed-order second pass run by the last
-//       block to finish (the same bits every run), and one block alone
-//       for inputs a single block reads in one trip
+//       block to finish (the same bits every run); a grid of one block
+//       needs no second pass
 //
 // Beside them, timed the same way in the same run: cub::DeviceReduce::Sum
 // (what a user would call instead), a read ceiling (the fastest pure read
@@ -78,17 +78,16 @@ constexpr int kFinishThreads = 1024;
 // HBM3e's bandwidth x latency needs (4.8 TB/s x ~800 ns / 132 SMs).
 constexpr int kUnroll = 4;
 
-// v9 reads inputs up to one tile with a single warp: 32 float4 loads per
-// lane cover them in one trip, so a grid, its ticket and its second pass,
-// or even a block's barriers, would only add latency. CUB's single-tile
-// path starts at the same size (its tile is also 256 x 16 floats).
-constexpr size_t kSmallMax = kTileElems;
-constexpr int kSmallVecsPerLane = kTileElems / 4 / 32;
+// v9's second pass: partials each thread loads at once. 32 x 256 covers
+// 8,192 partials, every block of a several-wave grid on a GPU of up to
+// 200 SMs, in one trip to memory.
+constexpr int kPartialsPerThread = 32;
 
-// v9's grid, in waves of what the GPU holds at once: more blocks than fit
-// let the hardware hand the next block to whichever SM frees up first, so
-// SMs that draw less bandwidth simply run fewer blocks.
-constexpr int kV9Waves = 1;
+// v8, v9 and the ceiling: the grid in waves of what the GPU holds at once.
+// Five, as CUB's dispatch does: with more blocks than fit, the hardware
+// hands the next block to whichever SM frees up first, so SMs that draw
+// less bandwidth run fewer blocks and the grid ends together.
+constexpr int kV9Waves = 5;
 
 // The ladder's two sizes: 2^24 - 611 (under 2^24, so the exact check runs
 // at full size; 611 = 13 x 47 leaves a ragged tail for every bounds check)
@@ -328,14 +327,13 @@ __global__ void reduceV7(const float* __restrict__ in, size_t n,
 
 // snippet: v8-grid-stride
 // v8. v7 still launched one block per tile: 65,536 blocks at 1 GiB, each
-// paying its start, its block reduction and its store, and a machine-sized
-// grid over whole tiles would leave some blocks one tile more than others
-// (65,536 tiles over 1,056 blocks: 62 or 63 each, a 1.5% tail). Here the
-// grid is what the GPU holds at once (occupancy x SMs), and every thread
-// strides over the input's float4s with kUnroll independent 16-byte loads
-// per trip, so no thread does more than one float4 more than another.
-// Each block reduces once, at the end, however large n is; with about a
-// thousand blocks, one atomicAdd each is cheap.
+// paying its start, its block reduction and its store. Here the grid is a
+// few waves of what the GPU holds at once (kV9Waves x occupancy x SMs),
+// and every thread strides over the input's float4s with kUnroll
+// independent 16-byte loads per trip, so no thread does more than one
+// float4 more than another (whole tiles per block would leave some blocks
+// a tile more than others). Each block reduces once, at the end, however
+// large n is, and adds its partial with one atomicAdd.
 // Launch assumption: blockDim.x == kThreadsPerBlock; *sum zeroed by the
 // caller; `in` 16-byte aligned.
 __device__ float gridStrideSum(const float* __restrict__ in, size_t n) {
@@ -383,71 +381,64 @@ __global__ void reduceV8(const float* __restrict__ in, size_t n,
 // snippet: v9-two-pass
 // v9. The atomics land in whatever order the blocks finish, and float
 // addition is not associative: v8's last bits change from run to run.
-// The fix is a second pass that adds the block partials in a fixed order.
-// CUB runs it as a second kernel; here the last block to finish runs it,
-// in the same launch, so there is no second launch to pay for. Each block
-// stores its partial, fences, and takes a ticket; the block that draws
-// the last ticket knows every partial is stored and visible, adds them
-// in index order, and resets the counter for the next launch. The same
-// input gives the same bits every time.
-// Launch assumption: blockDim.x == kThreadsPerBlock; one launch at a
-// time uses v9BlocksDone (stream order guarantees it here).
-__device__ unsigned int v9BlocksDone = 0;
-
+// The fix is a second pass that adds the block partials in a fixed order,
+// as CUB does: a second kernel of one block. Its launch is what costs, so
+// on GPUs that have programmatic dependent launch (day 58) it is launched
+// while the first pass still runs: every first-pass block lets it start,
+// and it waits at cudaGridDependencySynchronize() until the first pass
+// has finished and its partials are in memory. The same input gives the
+// same bits every time; a grid of one block writes the total itself.
+// Launch assumption: blockDim.x == kThreadsPerBlock; partials holds
+// gridDim.x floats.
 __global__ void reduceV9(const float* __restrict__ in, size_t n,
                          float* __restrict__ partials,
                          float* __restrict__ out) {
     COURSE_BLOCK_BEGIN();  // timeline stamps: empty in the timed build
-    __shared__ bool lastBlock;
+#if __CUDA_ARCH__ >= 900
+    // The second pass may launch now: it takes one block's room on one
+    // SM and waits, so the first pass loses almost nothing.
+    cudaTriggerProgrammaticLaunchCompletion();
+#endif
     const float acc = course::blockSum<kThreadsPerBlock>(gridStrideSum(in, n));
     if (threadIdx.x == 0) {
-        partials[blockIdx.x] = acc;
-        // Load bearing: the partial must be visible to every SM before
-        // the ticket that announces it.
-        __threadfence();
-        lastBlock = atomicAdd(&v9BlocksDone, 1u) == gridDim.x - 1;
-    }
-    __syncthreads();  // lastBlock written before any thread reads it
-    if (lastBlock) {
-        float sum = 0.0f;
-        for (unsigned int b = threadIdx.x; b < gridDim.x;
-             b += kThreadsPerBlock) {
-            sum += __ldcg(partials + b);  // from L2: written by other SMs
-        }
-        sum = course::blockSum<kThreadsPerBlock>(sum);
-        if (threadIdx.x == 0) {
-            *out = sum;
-            v9BlocksDone = 0;
+        if (gridDim.x == 1) {
+            *out = acc;  // one block: its sum is the total
+        } else {
+            partials[blockIdx.x] = acc;
         }
     }
     COURSE_BLOCK_END();
 }
-// end snippet
 
-// snippet: v9-one-warp
-// v9 on an input one warp reads in one trip (n <= kSmallMax): every lane
-// issues all its 16-byte loads at once, adds them in a fixed order, and a
-// warp shuffle finishes. No shared memory, no barrier, no grid.
-// Launch assumption: <<<1, 32>>>.
-__global__ void reduceOneWarp(const float* __restrict__ in, size_t n,
-                              float* __restrict__ out) {
-    const float4* in4 = reinterpret_cast<const float4*>(in);
-    const size_t n4 = n / 4;
-    const unsigned int lane = threadIdx.x;
-    float acc = lane < n - 4 * n4 ? in[4 * n4 + lane] : 0.0f;
-    float4 v[kSmallVecsPerLane];
+// v9's second pass: one block adds `count` partials in index order.
+// There may be thousands, so each thread issues all of its loads before
+// adding any: the pass waits for memory once, not once per partial.
+// Launch assumption: <<<1, kThreadsPerBlock>>>, after reduceV9 in the
+// same stream, programmatic or not.
+__global__ void finishV9(const float* __restrict__ partials, unsigned int count,
+                         float* __restrict__ out) {
+#if __CUDA_ARCH__ >= 900
+    // Load bearing under programmatic launch: the first pass may still be
+    // running, and its partials are visible only after this returns.
+    cudaGridDependencySynchronize();
+#endif
+    float sum = 0.0f;
+    for (unsigned int first = 0; first < count;
+         first += kPartialsPerThread * kThreadsPerBlock) {
+        float p[kPartialsPerThread];
 #pragma unroll
-    for (int k = 0; k < kSmallVecsPerLane; ++k) {
-        const size_t i = lane + 32u * k;
-        v[k] = i < n4 ? in4[i] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    }
+        for (int k = 0; k < kPartialsPerThread; ++k) {
+            const unsigned int i = first + k * kThreadsPerBlock + threadIdx.x;
+            p[k] = i < count ? partials[i] : 0.0f;
+        }
 #pragma unroll
-    for (int k = 0; k < kSmallVecsPerLane; ++k) {
-        acc += (v[k].x + v[k].y) + (v[k].z + v[k].w);
+        for (int k = 0; k < kPartialsPerThread; ++k) {
+            sum += p[k];
+        }
     }
-    acc = course::warpSum(acc);
-    if (lane == 0) {
-        *out = acc;
+    sum = course::blockSum<kThreadsPerBlock>(sum);
+    if (threadIdx.x == 0) {
+        *out = sum;
     }
 }
 // end snippet
@@ -551,26 +542,26 @@ __global__ void fill(float* out, size_t n, bool ones) {
 }
 
 struct Buffers {
-    float* in = nullptr;
-    float* copy = nullptr;  // the copy row's destination
-    float* partials = nullptr;
-    float* out = nullptr;
+    float *in = nullptr, *copy = nullptr, *partials = nullptr, *out = nullptr;
     unsigned int* xorOut = nullptr;
     void* cubTemp = nullptr;
     size_t cubTempBytes = 0;
-    int machineGrid = 0;  // occupancy x SMs: what the GPU holds at once
+    int machineGrid = 0;        // occupancy x SMs: what the GPU holds at once
+    bool programmatic = false;  // programmatic dependent launch (CC 9.0)
 };
 
 size_t ceilDiv(size_t a, size_t b) {
     return (a + b - 1) / b;
 }
 
-// v8, v9 and the ceiling: kV9Waves times the machine's grid, but no more
-// blocks than there are tiles, so every thread has at least one trip of
-// kUnroll float4 loads (the same granularity as CUB's grid).
-unsigned int gridFor(const Buffers& b, size_t n) {
-    return static_cast<unsigned int>(std::min(
-        ceilDiv(n, kTileElems), static_cast<size_t>(b.machineGrid) * kV9Waves));
+// v8, v9 and the ceiling: `waves` times the machine's grid, but no more
+// blocks than give every thread a whole trip of kUnroll float4 loads (a
+// tile per block): a block for the last few leftover floats would be a
+// trip of its own. Up to one tile, one block.
+unsigned int gridFor(const Buffers& b, size_t n, int waves = kV9Waves) {
+    return static_cast<unsigned int>(
+        std::min(std::max<size_t>(n / kTileElems, 1),
+                 static_cast<size_t>(b.machineGrid) * waves));
 }
 
 // How each row is enqueued: every version, CUB, the ceiling and the copy
@@ -591,16 +582,17 @@ void enqueueV8(const Buffers& b, size_t n, cudaStream_t s) {
 }
 
 // snippet: v9-dispatch
-// v9's dispatch, CUB's first layer in miniature: one warp for an input it
-// reads in one trip, otherwise the grid with its last-block second pass.
-// Either way one launch, and a fixed order of additions for a given size
-// and GPU.
+// v9's two launches: the second only where the grid has more than one
+// block, and programmatic where the GPU allows it. kWaves is kV9Waves;
+// the row "v9-one-wave" is the same code in a grid of one wave.
+template <int kWaves>
 void enqueueV9(const Buffers& b, size_t n, cudaStream_t s) {
-    if (n <= kSmallMax) {
-        reduceOneWarp<<<1, 32, 0, s>>>(b.in, n, b.out);
-    } else {
-        reduceV9<<<gridFor(b, n), kThreadsPerBlock, 0, s>>>(b.in, n, b.partials,
-                                                            b.out);
+    const unsigned int blocks = gridFor(b, n, kWaves);
+    reduceV9<<<blocks, kThreadsPerBlock, 0, s>>>(b.in, n, b.partials, b.out);
+    if (blocks > 1) {
+        course::launch(finishV9, dim3(1), dim3(kThreadsPerBlock), s,
+                       course::LaunchAttrs{0, b.programmatic}, b.partials,
+                       blocks, b.out);
     }
 }
 // end snippet
@@ -648,7 +640,10 @@ const Version kVersions[] = {
      true},
     {"v7", "float4 loads", twoPass<reduceV7, kTileElems>, Result::Sum, true},
     {"v8", "grid-stride + atomics", enqueueV8, Result::Sum, false},
-    {"v9", "grid-stride + fixed 2nd pass", enqueueV9, Result::Sum, true},
+    {"v9", "grid-stride + fixed 2nd pass", enqueueV9<kV9Waves>, Result::Sum,
+     true},
+    {"v9-one-wave", "v9 in a grid of one wave", enqueueV9<1>, Result::Sum,
+     true},
     {"cub", "cub::DeviceReduce::Sum", enqueueCub, Result::Sum, true},
     {"ceiling", "read ceiling (XOR)", enqueueCeiling, Result::Xor, true},
     {"copy", "cudaMemcpy device to device", enqueueCopy, Result::Copy, true},
@@ -667,22 +662,22 @@ const Version& version(const std::string& name) {
     std::abort();  // a name not in the table is a bug in this file
 }
 
-// What the host knows about the input without reading it back.
+// What the host knows about the random input: its float64 sum and the XOR
+// of its words, extended as the sizes grow.
 struct Expected {
     double sum = 0.0;
     unsigned int xorBits = 0;
-};
-
-// The float64 sum and the XOR of hashUnit(i) for i in [from, to).
-void extendExpected(Expected& e, size_t from, size_t to) {
-    for (size_t i = from; i < to; ++i) {
-        const float v = hashUnit(i);
-        unsigned int bits;
-        std::memcpy(&bits, &v, sizeof bits);
-        e.sum += static_cast<double>(v);
-        e.xorBits ^= bits;
+    size_t upTo = 0;
+    void extendTo(size_t n) {
+        for (; upTo < n; ++upTo) {
+            const float v = hashUnit(upTo);
+            unsigned int bits;
+            std::memcpy(&bits, &v, sizeof bits);
+            sum += static_cast<double>(v);
+            xorBits ^= bits;
+        }
     }
-}
+};
 
 // Runs one row once on the current input and checks it; `exact` says the
 // input is n ones. Returns whether the check passed.
@@ -693,10 +688,8 @@ bool checkRow(course::Lesson& l, const Buffers& b, const Version& v, size_t n,
     course::poison(b.copy, std::min<size_t>(n, 1), l.stream);
     v.enqueue(b, n, l.stream);
     CUDA_CHECK(cudaGetLastError());
-    CUDA_CHECK(cudaStreamSynchronize(l.stream));
-    const std::string name = std::string(v.name) +
-                             (exact ? " exact" : " random") +
-                             " n=" + std::to_string(n);
+    const std::string at = " n=" + std::to_string(n);
+    const std::string name = v.name + std::string(exact ? " exact" : " random");
     char detail[200];
     if (v.result == Result::Xor) {
         const unsigned int got = course::toHost(b.xorOut, 1)[0];
@@ -705,7 +698,7 @@ bool checkRow(course::Lesson& l, const Buffers& b, const Version& v, size_t n,
             exact ? ((n % 2) ? ones : 0u) : want.xorBits;
         std::snprintf(detail, sizeof detail,
                       "XOR of all words: got %08x, want %08x", got, expect);
-        return l.check(name, got == expect, detail);
+        return l.check(name + at, got == expect, detail);
     }
     if (v.result == Result::Copy) {
         const float first = course::toHost(b.copy, 1)[0];
@@ -714,41 +707,43 @@ bool checkRow(course::Lesson& l, const Buffers& b, const Version& v, size_t n,
                         last == (exact ? 1.0f : hashUnit(n - 1));
         std::snprintf(detail, sizeof detail,
                       "first and last element copied: %.9g, %.9g", first, last);
-        return l.check(name, ok, detail);
+        return l.check(name + at, ok, detail);
     }
     const float got = course::toHost(b.out, 1)[0];
+    const double rel = std::fabs(got - want.sum) / want.sum;
     if (exact) {
         std::snprintf(detail, sizeof detail, "%zu ones: got %.9g (off by %.9g)",
                       n, got, static_cast<double>(n) - got);
-        bool ok = static_cast<double>(got) == static_cast<double>(n);
-        return l.check(name, ok, detail);
+    } else {
+        std::snprintf(detail, sizeof detail,
+                      "random [0,1): got %.9g, float64 %.9g, relative error "
+                      "%.2e (limit %.0e)",
+                      got, want.sum, rel, kRandomTolerance);
     }
-    const double rel = std::fabs(got - want.sum) / want.sum;
-    std::snprintf(detail, sizeof detail,
-                  "random [0,1): got %.9g, float64 %.9g, relative error %.2e "
-                  "(limit %.0e)",
-                  got, want.sum, rel, kRandomTolerance);
-    bool ok = l.check(name, rel < kRandomTolerance, detail);
-    if (ok && v.deterministic) {
-        v.enqueue(b, n, l.stream);
-        const float again = course::toHost(b.out, 1)[0];
-        std::snprintf(detail, sizeof detail, "two runs: %.9g then %.9g", got,
-                      again);
-        ok = l.check(std::string(v.name) + " same bits n=" + std::to_string(n),
-                     again == got, detail);
+    if (!l.check(name + at,
+                 exact ? got == static_cast<double>(n) : rel < kRandomTolerance,
+                 detail)) {
+        return false;
     }
-    return ok;
+    if (exact || !v.deterministic) {
+        return true;
+    }
+    v.enqueue(b, n, l.stream);
+    const float again = course::toHost(b.out, 1)[0];
+    std::snprintf(detail, sizeof detail, "two runs: %.9g then %.9g", got,
+                  again);
+    return l.check(v.name + std::string(" same bits") + at, again == got,
+                   detail);
 }
 
-// Checks every selected row at every size: exact on ones where the sum
-// fits a float exactly, against float64 on random data everywhere.
-bool checkAll(
-    course::Lesson& l, const Buffers& b,
-    const std::vector<std::pair<size_t, std::vector<const Version*>>>& work) {
+// Checks `rows` at every size, sizes ascending: exact on ones where the
+// sum fits a float exactly, against float64 on random data everywhere.
+bool checkAll(course::Lesson& l, const Buffers& b,
+              const std::vector<size_t>& sizes,
+              const std::vector<const Version*>& rows) {
     bool ok = true;
     Expected want;
-    size_t done = 0;
-    for (const auto& [n, rows] : work) {  // sizes ascending
+    for (size_t n : sizes) {
         if (n < (1ull << 24)) {
             fill<<<1024, 256, 0, l.stream>>>(b.in, n, true);
             for (const Version* v : rows) {
@@ -756,8 +751,7 @@ bool checkAll(
             }
         }
         fill<<<1024, 256, 0, l.stream>>>(b.in, n, false);
-        extendExpected(want, done, n);
-        done = n;
+        want.extendTo(n);
         for (const Version* v : rows) {
             ok &= checkRow(l, b, *v, n, false, want);
         }
@@ -765,100 +759,80 @@ bool checkAll(
     return ok;
 }
 
-void printHeader(size_t n, course::TimingMode mode, int samples) {
-    std::printf("\n%zu elements (%.1f MiB), %s timing, median of %d samples\n",
-                n, n * 4.0 / 1048576.0, course::timingName(mode), samples);
-    std::printf("%-7s %-30s %11s %7s %9s %9s %7s\n", "version", "", "median us",
-                "spread", "GB/s", "% ceiling", "vs CUB");
+// Times one row at size n in the three modes, records them, and returns
+// the medians in microseconds (cold, batch, graph).
+std::vector<double> timeRow(course::Lesson& l, const Buffers& b,
+                            const char* group, const Version& v, size_t n) {
+    std::vector<double> us;
+    for (course::TimingMode mode :
+         {course::TimingMode::Cold, course::TimingMode::Batch,
+          course::TimingMode::Graph}) {
+        const course::TimingResult t =
+            course::timeKernel([&](cudaStream_t s) { v.enqueue(b, n, s); },
+                               mode, l.timing, l.stream);
+        const double bytes = (v.result == Result::Copy ? 2.0 : 1.0) * 4.0 * n;
+        l.row(course::Row()
+                  .str("group", group)
+                  .str("version", v.name)
+                  .str("mode", v.label)
+                  .integer("elements", static_cast<long long>(n))
+                  .timing(t)
+                  .num("gbps", course::gbps(bytes, t.median)));
+        us.push_back(1000.0 * t.median);
+    }
+    return us;
 }
 
-course::Row timedRow(const char* group, const Version& v, size_t n,
-                     const course::TimingResult& t) {
-    const double bytes = (v.result == Result::Copy ? 2.0 : 1.0) * 4.0 * n;
-    return course::Row()
-        .str("group", group)
-        .str("version", v.name)
-        .str("mode", v.label)
-        .integer("elements", static_cast<long long>(n))
-        .timing(t)
-        .num("gbps", course::gbps(bytes, t.median));
-}
-
-// The ladder: every selected row at each size, in the three modes.
-[[maybe_unused]] void ladder(course::Lesson& l, const Buffers& b,
-                             const std::vector<size_t>& sizes,
-                             const std::vector<const Version*>& rows) {
+// The ladder: a table per size, a line per row. The sweep: a line per
+// size. Times are medians in microseconds; the page computes the ratios.
+void timeAll(course::Lesson& l, const Buffers& b, const char* group,
+             const std::vector<size_t>& sizes,
+             const std::vector<const Version*>& rows) {
+    const bool ladder = std::string(group) == "ladder";
+    if (!ladder) {
+        std::printf("\nsize sweep: median us per call (cold|batch|graph)\n%12s",
+                    "elements");
+        for (const Version* v : rows) {
+            std::printf(" %26s", v->name);
+        }
+    }
     for (size_t n : sizes) {
         fill<<<1024, 256, 0, l.stream>>>(b.in, n, false);  // never zeros
-        for (course::TimingMode mode :
-             {course::TimingMode::Cold, course::TimingMode::Batch,
-              course::TimingMode::Graph}) {
-            std::vector<course::TimingResult> times;
-            double cubMs = 0.0, ceilingMs = 0.0;
-            for (const Version* v : rows) {
-                times.push_back(course::timeKernel(
-                    [&](cudaStream_t s) { v->enqueue(b, n, s); }, mode,
-                    l.timing, l.stream));
-                if (std::string(v->name) == "cub")
-                    cubMs = times.back().median;
-                if (std::string(v->name) == "ceiling")
-                    ceilingMs = times.back().median;
-            }
-            printHeader(n, mode, l.timing.samples);
-            for (size_t i = 0; i < rows.size(); ++i) {
-                const course::TimingResult& t = times[i];
-                std::printf("%-7s %-30s %11.2f %6.1f%% %9.1f %8.1f%% %7.2f\n",
-                            rows[i]->name, rows[i]->label, 1000.0 * t.median,
-                            100.0 * t.spread(), course::gbps(4.0 * n, t.median),
-                            ceilingMs > 0 ? 100.0 * ceilingMs / t.median : 0.0,
-                            cubMs > 0 ? cubMs / t.median : 0.0);
-                l.row(timedRow("ladder", *rows[i], n, t));
+        if (ladder) {
+            std::printf(
+                "\n%zu elements (%.1f MiB): median us per call\n"
+                "%-11s %-28s %9s %9s %9s %9s\n",
+                n, n * 4.0 / 1048576.0, "version", "", "cold", "batch", "graph",
+                "GB/s cold");
+        } else {
+            std::printf("\n%12zu", n);
+        }
+        for (const Version* v : rows) {
+            const std::vector<double> us = timeRow(l, b, group, *v, n);
+            if (ladder) {
+                std::printf(
+                    "%-11s %-28s %9.2f %9.2f %9.2f %9.1f\n", v->name, v->label,
+                    us[0], us[1], us[2],
+                    course::gbps((v->result == Result::Copy ? 8.0 : 4.0) * n,
+                                 us[0] / 1000.0));
+            } else {
+                std::printf(" %8.2f|%8.2f|%8.2f", us[0], us[1], us[2]);
             }
         }
-    }
-}
-
-// The sweep: the last rung, CUB and the ceilings at every size, one line
-// per size, times in microseconds.
-[[maybe_unused]] void sweep(course::Lesson& l, const Buffers& b,
-                            const std::vector<size_t>& sizes,
-                            const std::vector<const Version*>& rows) {
-    std::printf("\nsize sweep: median us per call (cold | batch | graph)\n%12s",
-                "elements");
-    for (const Version* v : rows) {
-        std::printf(" %26s", v->name);
     }
     std::printf("\n");
-    for (size_t n : sizes) {
-        fill<<<1024, 256, 0, l.stream>>>(b.in, n, false);
-        std::printf("%12zu", n);
-        for (const Version* v : rows) {
-            double us[3];
-            int k = 0;
-            for (course::TimingMode mode :
-                 {course::TimingMode::Cold, course::TimingMode::Batch,
-                  course::TimingMode::Graph}) {
-                const course::TimingResult t = course::timeKernel(
-                    [&](cudaStream_t s) { v->enqueue(b, n, s); }, mode,
-                    l.timing, l.stream);
-                us[k++] = 1000.0 * t.median;
-                l.row(timedRow("sweep", *v, n, t));
-            }
-            std::printf(" %8.2f|%8.2f|%8.2f", us[0], us[1], us[2]);
-        }
-        std::printf("\n");
-    }
 }
 
 #ifdef COURSE_TIMELINE
 // Where a cold 1 GiB launch spends its time: the flush's last blocks,
-// then v9's (or the ceiling's) blocks from first start to last end.
+// then the row's first-pass blocks (v9 in its waves, in one wave, and the
+// ceiling), first start to last end.
 void timelines(course::Lesson& l, const Buffers& b) {
     const size_t n = kLadderLarge;
     fill<<<1024, 256, 0, l.stream>>>(b.in, n, false);
     course::timeline::Recorder rec(1u << 16);
     course::L2Flusher flusher(l.stream);
-    for (const char* name : {"v9", "ceiling"}) {
+    for (const char* name : {"v9", "v9-one-wave", "ceiling"}) {
         const Version& v = version(name);
         v.enqueue(b, n, l.stream);  // warm: module load, clocks
         flusher.flush();
@@ -866,8 +840,7 @@ void timelines(course::Lesson& l, const Buffers& b) {
         rec.reset();
         flusher.flush();
         v.enqueue(b, n, l.stream);
-        const auto grids = rec.read();
-        // grids: the flush's read kernel, then the row's kernel.
+        const auto grids = rec.read();  // the flush's read, then the row's
         unsigned long long t0 = ~0ull, t1 = 0;
         for (const auto& g : grids) {
             for (const auto& s : g) {
@@ -876,9 +849,9 @@ void timelines(course::Lesson& l, const Buffers& b) {
             }
         }
         for (size_t i = 0; i < grids.size(); ++i) {
-            const std::string kernel =
-                i + 1 == grids.size() ? std::string(name) : "flush-read";
-            l.row(course::timeline::summarize(grids[i], kernel, t0, t1)
+            const bool row = i + 1 == grids.size();
+            l.row(course::timeline::summarize(grids[i],
+                                              row ? name : "flush-read", t0, t1)
                       .str("schedule", name)
                       .integer("elements", static_cast<long long>(n)));
         }
@@ -910,50 +883,52 @@ int main(int argc, char** argv) {
         ladderSizes = sweepSizes = {l.args.size};
     } else if (l.args.quick) {
         ladderSizes = {1000003};  // a prime: ragged everywhere
-        sweepSizes = {1, 3, kSmallMax, kSmallMax + 1, 1000003};
+        sweepSizes = {1, 3, kTileElems, kTileElems + 1, 1000003};
     } else {
         ladderSizes = {kLadderSmall, kLadderLarge};
         for (int k = 0; k <= kSweepMaxLog2; ++k) {
-            const size_t p = 1ull << k;
-            for (size_t n : {p, p + 1}) {
-                if (k >= 1 || n == p) {
-                    if (l.fits(n)) {
-                        sweepSizes.push_back(n);
-                    }
+            for (size_t n : {1ull << k, (1ull << k) + 1}) {
+                if ((k > 0 || n == 1) && l.fits(n)) {  // 2^0 + 1 is 2^1
+                    sweepSizes.push_back(n);
                 }
             }
         }
         if (sweepSizes.back() < (1ull << kSweepMaxLog2)) {
             std::printf(
-                "this GPU's memory holds %zu elements: the sweep stops "
-                "at %zu\n",
+                "this GPU's memory holds %zu elements: the sweep "
+                "stops at %zu\n",
                 l.largestFitting(), sweepSizes.back());
         }
     }
-    const size_t maxN = std::max(ladderSizes.back(), sweepSizes.back());
-    const size_t maxLadder = ladderSizes.back();
-
-    std::vector<const Version*> ladderRows, sweepRows;
+    std::vector<const Version*> ladderRows, sweepRows, checked;
     for (const Version& v : kVersions) {
-        if (l.wants(v.name))
+        if (l.wants(v.name)) {
             ladderRows.push_back(&v);
+        }
     }
     for (const char* name : kSweepRows) {
-        if (l.wants(name))
+        if (l.wants(name)) {
             sweepRows.push_back(&version(name));
+        }
     }
+    std::vector<size_t> sizes = ladderSizes;  // every size, each once
+    sizes.insert(sizes.end(), sweepSizes.begin(), sweepSizes.end());
+    std::sort(sizes.begin(), sizes.end());
+    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    const size_t maxN = sizes.back();
 
     Buffers b;
     int perSm = 0;
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
         &perSm, reduceV9, kThreadsPerBlock, 0));
     b.machineGrid = perSm * l.prop.multiProcessorCount;
+    b.programmatic = l.prop.major >= 9;
+    const size_t maxPartials =
+        std::max(ceilDiv(maxN, kThreadsPerBlock),
+                 static_cast<size_t>(b.machineGrid) * kV9Waves);
     CUDA_CHECK(cudaMalloc(&b.in, maxN * sizeof(float)));
     CUDA_CHECK(cudaMalloc(&b.copy, maxN * sizeof(float)));
-    CUDA_CHECK(
-        cudaMalloc(&b.partials, std::max(ceilDiv(maxLadder, kThreadsPerBlock),
-                                         static_cast<size_t>(b.machineGrid)) *
-                                    sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&b.partials, maxPartials * sizeof(float)));
     CUDA_CHECK(cudaMalloc(&b.out, sizeof(float)));
     CUDA_CHECK(cudaMalloc(&b.xorOut, sizeof(unsigned int)));
     CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, b.cubTempBytes, b.in, b.out,
@@ -963,41 +938,22 @@ int main(int argc, char** argv) {
                   .integer("threads", kThreadsPerBlock)
                   .integer("items_per_thread", kItems)
                   .integer("machine_grid", b.machineGrid)
-                  .integer("small_max", kSmallMax)
                   .integer("v9_waves", kV9Waves)
+                  .integer("programmatic", b.programmatic)
                   .integer("samples", l.timing.samples)
                   .integer("batch", l.timing.batch));
-    std::printf("v8/v9/ceiling grid: %d blocks per SM x %d SMs = %d blocks\n",
-                perSm, l.prop.multiProcessorCount, b.machineGrid);
+    std::printf("v8/v9/ceiling grid: %d blocks per SM x %d SMs x %d waves\n",
+                perSm, l.prop.multiProcessorCount, kV9Waves);
 
-    // Correctness first: every size each row is timed at, both inputs.
-    std::vector<std::pair<size_t, std::vector<const Version*>>> work;
-    for (const auto& [sizes, rows] : {std::pair{&ladderSizes, &ladderRows},
-                                      std::pair{&sweepSizes, &sweepRows}}) {
-        for (size_t n : *sizes) {
-            auto at = std::find_if(work.begin(), work.end(),
-                                   [n](auto& w) { return w.first == n; });
-            if (at == work.end()) {
-                work.push_back({n, {}});
-                at = work.end() - 1;
-            }
-            for (const Version* v : *rows) {
-                if (std::find(at->second.begin(), at->second.end(), v) ==
-                    at->second.end()) {
-                    at->second.push_back(v);
-                }
-            }
-        }
-    }
-    std::sort(work.begin(), work.end(),
-              [](auto& a, auto& c) { return a.first < c.first; });
-    if (!checkAll(l, b, work)) {
+    // Correctness first: every selected row at every size, both inputs.
+    if (!checkAll(l, b, sizes, ladderRows)) {
         std::fprintf(stderr, "day24_reduction: nothing was timed\n");
         return l.finish();
     }
     std::printf(
-        "every row checked: exact on ones below 2^24, within %.0e of "
-        "float64 on random data, v9 bit-identical twice\n",
+        "every row checked at every size: exact on ones below 2^24, "
+        "within %.0e of float64 on random data, v9 bit-identical "
+        "twice\n",
         kRandomTolerance);
 
 #ifdef COURSE_TIMELINE
@@ -1005,15 +961,15 @@ int main(int argc, char** argv) {
 #else
     if (l.args.profile) {
         // One launch of each row at the largest ladder size, for ncu.
-        fill<<<1024, 256, 0, l.stream>>>(b.in, maxLadder, false);
+        fill<<<1024, 256, 0, l.stream>>>(b.in, ladderSizes.back(), false);
         for (const Version* v : ladderRows) {
             course::profileRow(l, v->name, [&](cudaStream_t s) {
-                v->enqueue(b, maxLadder, s);
+                v->enqueue(b, ladderSizes.back(), s);
             });
         }
     } else if (!l.args.checkOnly) {
-        ladder(l, b, ladderSizes, ladderRows);
-        sweep(l, b, sweepSizes, sweepRows);
+        timeAll(l, b, "ladder", ladderSizes, ladderRows);
+        timeAll(l, b, "sweep", sweepSizes, sweepRows);
     }
 #endif
 
