@@ -383,8 +383,9 @@ __global__ void reduceV8(const float* __restrict__ in, size_t n,
 // addition is not associative: v8's last bits change from run to run.
 // The fix is a second pass that adds the block partials in a fixed order,
 // as CUB does: a second kernel of one block. Its launch is what costs, so
-// on GPUs that have programmatic dependent launch (day 58) it is launched
-// while the first pass still runs: every first-pass block lets it start,
+// where the GPU and the build have programmatic dependent launch (day 58,
+// compute capability 9.0) it is launched while the first pass still runs:
+// every first-pass block lets it start,
 // and it waits at cudaGridDependencySynchronize() until the first pass
 // has finished and its partials are in memory. The same input gives the
 // same bits every time; a grid of one block writes the total itself.
@@ -547,7 +548,7 @@ struct Buffers {
     void* cubTemp = nullptr;
     size_t cubTempBytes = 0;
     int machineGrid = 0;        // occupancy x SMs: what the GPU holds at once
-    bool programmatic = false;  // programmatic dependent launch (CC 9.0)
+    bool programmatic = false;  // v9's second kernel may overlap the first
 };
 
 size_t ceilDiv(size_t a, size_t b) {
@@ -583,7 +584,7 @@ void enqueueV8(const Buffers& b, size_t n, cudaStream_t s) {
 
 // snippet: v9-dispatch
 // v9's two launches: the second only where the grid has more than one
-// block, and programmatic where the GPU allows it. kWaves is kV9Waves;
+// block, and programmatic where the code allows it. kWaves is kV9Waves;
 // the row "v9-one-wave" is the same code in a grid of one wave.
 template <int kWaves>
 void enqueueV9(const Buffers& b, size_t n, cudaStream_t s) {
@@ -763,6 +764,12 @@ bool checkAll(course::Lesson& l, const Buffers& b,
 // the medians in microseconds (cold, batch, graph).
 std::vector<double> timeRow(course::Lesson& l, const Buffers& b,
                             const char* group, const Version& v, size_t n) {
+    // A deterministic sum must still give the checked bits after all its
+    // timed launches, the graph replays last: a race that only back-to-back
+    // or replayed launches expose would show here.
+    const bool recheck = v.result == Result::Sum && v.deterministic;
+    v.enqueue(b, n, l.stream);
+    const float before = course::toHost(b.out, 1)[0];
     std::vector<double> us;
     for (course::TimingMode mode :
          {course::TimingMode::Cold, course::TimingMode::Batch,
@@ -779,6 +786,16 @@ std::vector<double> timeRow(course::Lesson& l, const Buffers& b,
                   .timing(t)
                   .num("gbps", course::gbps(bytes, t.median)));
         us.push_back(1000.0 * t.median);
+    }
+    if (recheck) {
+        const float after = course::toHost(b.out, 1)[0];
+        char detail[120];
+        std::snprintf(detail, sizeof detail,
+                      "before timing %.9g, after the graph replays %.9g",
+                      before, after);
+        l.check(v.name + std::string(" same bits after timing n=") +
+                    std::to_string(n),
+                after == before, detail);
     }
     return us;
 }
@@ -922,7 +939,13 @@ int main(int argc, char** argv) {
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
         &perSm, reduceV9, kThreadsPerBlock, 0));
     b.machineGrid = perSm * l.prop.multiProcessorCount;
-    b.programmatic = l.prop.major >= 9;
+    // Programmatic only where the code that runs holds the wait: finishV9
+    // compiled for 9.0 or newer (its PTX architecture, which is how CUB's
+    // PtxVersion() asks). A build for older GPUs, run on a newer one from
+    // its PTX, has no wait in it and must not overlap the first pass.
+    cudaFuncAttributes finish = {};
+    CUDA_CHECK(cudaFuncGetAttributes(&finish, finishV9));
+    b.programmatic = finish.ptxVersion >= 90;
     const size_t maxPartials =
         std::max(ceilDiv(maxN, kThreadsPerBlock),
                  static_cast<size_t>(b.machineGrid) * kV9Waves);
