@@ -9,7 +9,7 @@
 // call instead (cub::DeviceHistogram), and uses DSMEM for a halo exchange.
 //
 //   group           rows                 what they price
-//   seed-and-costs  atomic               one block per 512 elements, one
+//   first-and-costs atomic               one block per 512 elements, one
 //                                        same-address atomicAdd per block
 //                   dsm-1/2/4/8          the same blocks in clusters; rank 0
 //                                        reads the others' partials through
@@ -621,7 +621,7 @@ using Enqueue = std::function<void(cudaStream_t)>;
 struct Run {
     course::Lesson& l;
     size_t n = 0;
-    int seedBlocks = 0;   // one per kElemsPerBlock elements
+    int firstBlocks = 0;  // one per kElemsPerBlock elements
     float* in = nullptr;  // n ones
     float* sum = nullptr;
     float* partials = nullptr;  // one per block of the first schedule
@@ -796,12 +796,12 @@ int oneWaveGrid(Run& r, void (*kernel)(KernelArgs...), const char* what,
     return std::max(largest, (grid / largest) * largest);
 }
 
-void seedAndCosts(Run& r) {
+void firstAndCosts(Run& r) {
     const double bytes = static_cast<double>(r.n) * sizeof(float);
-    const int blocks = r.seedBlocks;
+    const int blocks = r.firstBlocks;
     const int maxCluster = maxClusterSize(reduceClusterDsm<Tail::Atomic>);
-    std::vector<Mode> seed, costs;
-    seed.push_back(
+    std::vector<Mode> first, costs;
+    first.push_back(
         {"atomic", blocks, bytes, nullptr, [&r, blocks](cudaStream_t s) {
              reduceBlock<Tail::Atomic>
                  <<<blocks, kThreadsPerBlock, 0, s>>>(r.in, r.n, r.sum);
@@ -814,11 +814,11 @@ void seedAndCosts(Run& r) {
     for (int c : clusterSizes(std::min(maxCluster, kMaxPortableCluster))) {
         const int padded = roundUp(blocks, c);
         const std::string cs = std::to_string(c);
-        seed.push_back({"dsm-" + cs, padded / c, bytes, nullptr,
-                        [&r, padded, c](cudaStream_t s) {
-                            launchCluster(reduceClusterDsm<Tail::Atomic>,
-                                          padded, c, r.in, r.n, r.sum, s);
-                        }});
+        first.push_back({"dsm-" + cs, padded / c, bytes, nullptr,
+                         [&r, padded, c](cudaStream_t s) {
+                             launchCluster(reduceClusterDsm<Tail::Atomic>,
+                                           padded, c, r.in, r.n, r.sum, s);
+                         }});
         costs.push_back({"cluster-launch-" + cs, 0, bytes, nullptr,
                          [&r, padded, c](cudaStream_t s) {
                              launchCluster(reduceBlock<Tail::Store>, padded, c,
@@ -836,7 +836,7 @@ void seedAndCosts(Run& r) {
          }});
     // How each is checked: the atomic tails by their sum, the stores by
     // their partials (a cluster store writes one per cluster).
-    for (Mode& m : seed) {
+    for (Mode& m : first) {
         m.check = [&r, &m] { return checkSum(r, m.name, m.enqueue); };
     }
     for (Mode& m : costs) {
@@ -854,7 +854,8 @@ void seedAndCosts(Run& r) {
                             return checkStored(r, m.name, count, m.enqueue);
                         };
     }
-    checkAndTime(r, "seed", "seed schedule: one block per 512 elements", seed);
+    checkAndTime(r, "first", "first schedule: one block per 512 elements",
+                 first);
     checkAndTime(r, "costs",
                  "costs taken apart: the same blocks, one piece at a time",
                  costs);
@@ -1230,9 +1231,9 @@ void latency(Run& r) {
 // clusters of 1 and 2, and the store rows that separate the cluster
 // launch from its barriers.
 void timelines(Run& r) {
-    course::timeline::Recorder rec(static_cast<unsigned int>(r.seedBlocks) +
+    course::timeline::Recorder rec(static_cast<unsigned int>(r.firstBlocks) +
                                    64u);
-    const int blocks = r.seedBlocks;
+    const int blocks = r.firstBlocks;
     const std::pair<const char*, Enqueue> runs[] = {
         {"atomic",
          [&](cudaStream_t s) {
@@ -1285,7 +1286,7 @@ int main(int argc, char** argv) {
          9,
          0,
          true,
-         {"seed-and-costs", "persistent", "histogram", "stencil", "latency"},
+         {"first-and-costs", "persistent", "histogram", "stencil", "latency"},
          // the ones, the histogram's keys, the stencil's input and output
          16.0,
          "Reduces ones, builds histograms and runs a stencil with and without "
@@ -1298,15 +1299,15 @@ int main(int argc, char** argv) {
                       "--size must be under 2^24 = 16777216: above it a "
                       "float cannot hold every running total exactly");
     }
-    r.seedBlocks =
+    r.firstBlocks =
         static_cast<int>((r.n + kElemsPerBlock - 1) / kElemsPerBlock);
     l.setting(course::Row()
                   .integer("elements", static_cast<long long>(r.n))
                   .integer("threads_per_block", kThreadsPerBlock)
                   .integer("samples", l.timing.samples)
                   .integer("batch", l.timing.batch));
-    std::printf("%zu elements (%.1f MiB), all 1.0f; %d seed blocks\n", r.n,
-                r.n * 4.0 / 1048576.0, r.seedBlocks);
+    std::printf("%zu elements (%.1f MiB), all 1.0f; %d blocks of 512\n", r.n,
+                r.n * 4.0 / 1048576.0, r.firstBlocks);
 #ifdef DAY77_DROP_TRAILING_CLUSTER_SYNC
     std::printf(
         "BUILT WITH DAY77_DROP_TRAILING_CLUSTER_SYNC: the trailing "
@@ -1318,7 +1319,7 @@ int main(int argc, char** argv) {
     // rows store one partial per block, padding included).
     CUDA_CHECK(cudaMalloc(
         &r.partials,
-        sizeof(float) * roundUp(r.seedBlocks, kMaxNonPortableCluster)));
+        sizeof(float) * roundUp(r.firstBlocks, kMaxNonPortableCluster)));
     const std::vector<float> ones(r.n, 1.0f);
     CUDA_CHECK(cudaMemcpy(r.in, ones.data(), r.n * sizeof(float),
                           cudaMemcpyHostToDevice));
@@ -1330,7 +1331,7 @@ int main(int argc, char** argv) {
     const bool timed = true;
 #endif
     const std::pair<const char*, void (*)(Run&)> groups[] = {
-        {"seed-and-costs", seedAndCosts},
+        {"first-and-costs", firstAndCosts},
         {"persistent", persistent},
         {"histogram", histograms},
         {"stencil", stencil},
