@@ -68,19 +68,15 @@ constexpr int kThreadsPerBlock = 256;
 constexpr int kItems = 16;
 constexpr int kTileElems = kThreadsPerBlock * kItems;  // 4,096 floats
 
-// The second pass: one block of 1,024 threads, so the longest sequential
-// chain of adds over a million partials is 1,024 long.
-constexpr int kFinishThreads = 1024;
-
 // v8, v9 and the ceiling: independent 16-byte loads per thread per trip
 // through the grid-stride loop. Four keep 64 bytes per thread in flight,
 // 128 KiB per SM at 8 blocks of 256: more than the ~30 KiB per SM that
 // HBM3e's bandwidth x latency needs (4.8 TB/s x ~800 ns / 132 SMs).
 constexpr int kUnroll = 4;
 
-// v9's second pass: partials each thread loads at once. 32 x 256 covers
-// 8,192 partials, every block of a several-wave grid on a GPU of up to
-// 200 SMs, in one trip to memory.
+// The second pass: partials each thread loads at once. 32 x 256 covers
+// 8,192 partials, v9's whole several-wave grid on a GPU of up to 200 SMs,
+// in one trip to memory.
 constexpr int kPartialsPerThread = 32;
 
 // v8, v9 and the ceiling: the grid in waves of what the GPU holds at once.
@@ -382,13 +378,13 @@ __global__ void reduceV8(const float* __restrict__ in, size_t n,
 // v9. The atomics land in whatever order the blocks finish, and float
 // addition is not associative: v8's last bits change from run to run.
 // The fix is a second pass that adds the block partials in a fixed order,
-// as CUB does: a second kernel of one block. Its launch is what costs, so
-// where the GPU and the build have programmatic dependent launch (day 58,
-// compute capability 9.0) it is launched while the first pass still runs:
-// every first-pass block lets it start,
-// and it waits at cudaGridDependencySynchronize() until the first pass
-// has finished and its partials are in memory. The same input gives the
-// same bits every time; a grid of one block writes the total itself.
+// as CUB does: finishPartials, the one-block kernel v1 to v7 use too. Its
+// launch is what costs, so where the GPU and the build have programmatic
+// dependent launch (day 58, compute capability 9.0) it is launched while
+// the first pass still runs: every first-pass block lets it start, and it
+// waits at cudaGridDependencySynchronize() until the first pass has
+// finished and its partials are in memory. The same input gives the same
+// bits every time; a grid of one block writes the total itself.
 // Launch assumption: blockDim.x == kThreadsPerBlock; partials holds
 // gridDim.x floats.
 __global__ void reduceV9(const float* __restrict__ in, size_t n,
@@ -410,26 +406,29 @@ __global__ void reduceV9(const float* __restrict__ in, size_t n,
     }
     COURSE_BLOCK_END();
 }
+// end snippet
 
-// v9's second pass: one block adds `count` partials in index order.
-// There may be thousands, so each thread issues all of its loads before
-// adding any: the pass waits for memory once, not once per partial.
-// Launch assumption: <<<1, kThreadsPerBlock>>>, after reduceV9 in the
-// same stream, programmatic or not.
-__global__ void finishV9(const float* __restrict__ partials, unsigned int count,
-                         float* __restrict__ out) {
+// snippet: finish-partials
+// The second pass every two-pass version shares, v1 to v9: one block adds
+// `count` partials in index order, so the same partials give the same bits.
+// There may be millions, so each thread issues kPartialsPerThread loads
+// before adding any: the pass waits for memory once per round, not once
+// per partial. Launch assumption: <<<1, kThreadsPerBlock>>>, after the
+// first pass in the same stream; v9 launches it programmatically.
+__global__ void finishPartials(const float* __restrict__ partials, size_t count,
+                               float* __restrict__ out) {
 #if __CUDA_ARCH__ >= 900
     // Load bearing under programmatic launch: the first pass may still be
     // running, and its partials are visible only after this returns.
     cudaGridDependencySynchronize();
 #endif
     float sum = 0.0f;
-    for (unsigned int first = 0; first < count;
+    for (size_t first = 0; first < count;
          first += kPartialsPerThread * kThreadsPerBlock) {
         float p[kPartialsPerThread];
 #pragma unroll
         for (int k = 0; k < kPartialsPerThread; ++k) {
-            const unsigned int i = first + k * kThreadsPerBlock + threadIdx.x;
+            const size_t i = first + k * kThreadsPerBlock + threadIdx.x;
             p[k] = i < count ? partials[i] : 0.0f;
         }
 #pragma unroll
@@ -440,23 +439,6 @@ __global__ void finishV9(const float* __restrict__ partials, unsigned int count,
     sum = course::blockSum<kThreadsPerBlock>(sum);
     if (threadIdx.x == 0) {
         *out = sum;
-    }
-}
-// end snippet
-
-// snippet: finish-partials
-// The second pass every two-pass version shares. Thread j adds partials
-// j, j + 1024, ... in that order; the block sum is a fixed tree. Launch
-// assumption: one block of kFinishThreads threads.
-__global__ void finishPartials(const float* __restrict__ partials, size_t count,
-                               float* __restrict__ out) {
-    float acc = 0.0f;
-    for (size_t i = threadIdx.x; i < count; i += kFinishThreads) {
-        acc += partials[i];
-    }
-    acc = course::blockSum<kFinishThreads>(acc);
-    if (threadIdx.x == 0) {
-        *out = acc;
     }
 }
 // end snippet
@@ -574,7 +556,7 @@ void twoPass(const Buffers& b, size_t n, cudaStream_t s) {
     const unsigned int blocks =
         static_cast<unsigned int>(ceilDiv(n, kPerBlock));
     Kernel<<<blocks, kThreadsPerBlock, 0, s>>>(b.in, n, b.partials);
-    finishPartials<<<1, kFinishThreads, 0, s>>>(b.partials, blocks, b.out);
+    finishPartials<<<1, kThreadsPerBlock, 0, s>>>(b.partials, blocks, b.out);
 }
 
 // v8 adds into *out: the check zeroes it first; timing lets it drift.
@@ -591,7 +573,7 @@ void enqueueV9(const Buffers& b, size_t n, cudaStream_t s) {
     const unsigned int blocks = gridFor(b, n, kWaves);
     reduceV9<<<blocks, kThreadsPerBlock, 0, s>>>(b.in, n, b.partials, b.out);
     if (blocks > 1) {
-        course::launch(finishV9, dim3(1), dim3(kThreadsPerBlock), s,
+        course::launch(finishPartials, dim3(1), dim3(kThreadsPerBlock), s,
                        course::LaunchAttrs{0, b.programmatic}, b.partials,
                        blocks, b.out);
     }
@@ -760,6 +742,12 @@ bool checkAll(course::Lesson& l, const Buffers& b,
     return ok;
 }
 
+// Bytes a row moves at size n: the input read once, and the copy writes it
+// once more.
+double bytesMoved(const Version& v, size_t n) {
+    return (v.result == Result::Copy ? 2.0 : 1.0) * sizeof(float) * n;
+}
+
 // Times one row at size n in the three modes, records them, and returns
 // the medians in microseconds (cold, batch, graph).
 std::vector<double> timeRow(course::Lesson& l, const Buffers& b,
@@ -768,8 +756,11 @@ std::vector<double> timeRow(course::Lesson& l, const Buffers& b,
     // timed launches, the graph replays last: a race that only back-to-back
     // or replayed launches expose would show here.
     const bool recheck = v.result == Result::Sum && v.deterministic;
-    v.enqueue(b, n, l.stream);
-    const float before = course::toHost(b.out, 1)[0];
+    float before = 0.0f;
+    if (recheck) {
+        v.enqueue(b, n, l.stream);
+        before = course::toHost(b.out, 1)[0];
+    }
     std::vector<double> us;
     for (course::TimingMode mode :
          {course::TimingMode::Cold, course::TimingMode::Batch,
@@ -777,14 +768,13 @@ std::vector<double> timeRow(course::Lesson& l, const Buffers& b,
         const course::TimingResult t =
             course::timeKernel([&](cudaStream_t s) { v.enqueue(b, n, s); },
                                mode, l.timing, l.stream);
-        const double bytes = (v.result == Result::Copy ? 2.0 : 1.0) * 4.0 * n;
         l.row(course::Row()
                   .str("group", group)
                   .str("version", v.name)
                   .str("mode", v.label)
                   .integer("elements", static_cast<long long>(n))
                   .timing(t)
-                  .num("gbps", course::gbps(bytes, t.median)));
+                  .num("gbps", course::gbps(bytesMoved(v, n), t.median)));
         us.push_back(1000.0 * t.median);
     }
     if (recheck) {
@@ -802,9 +792,10 @@ std::vector<double> timeRow(course::Lesson& l, const Buffers& b,
 
 // The ladder: a table per size, a line per row. The sweep: a line per
 // size. Times are medians in microseconds; the page computes the ratios.
-void timeAll(course::Lesson& l, const Buffers& b, const char* group,
-             const std::vector<size_t>& sizes,
-             const std::vector<const Version*>& rows) {
+[[maybe_unused]] void timeAll(course::Lesson& l, const Buffers& b,
+                              const char* group,
+                              const std::vector<size_t>& sizes,
+                              const std::vector<const Version*>& rows) {
     const bool ladder = std::string(group) == "ladder";
     if (!ladder) {
         std::printf("\nsize sweep: median us per call (cold|batch|graph)\n%12s",
@@ -827,11 +818,9 @@ void timeAll(course::Lesson& l, const Buffers& b, const char* group,
         for (const Version* v : rows) {
             const std::vector<double> us = timeRow(l, b, group, *v, n);
             if (ladder) {
-                std::printf(
-                    "%-11s %-28s %9.2f %9.2f %9.2f %9.1f\n", v->name, v->label,
-                    us[0], us[1], us[2],
-                    course::gbps((v->result == Result::Copy ? 8.0 : 4.0) * n,
-                                 us[0] / 1000.0));
+                std::printf("%-11s %-28s %9.2f %9.2f %9.2f %9.1f\n", v->name,
+                            v->label, us[0], us[1], us[2],
+                            course::gbps(bytesMoved(*v, n), us[0] / 1000.0));
             } else {
                 std::printf(" %8.2f|%8.2f|%8.2f", us[0], us[1], us[2]);
             }
@@ -917,7 +906,7 @@ int main(int argc, char** argv) {
                 l.largestFitting(), sweepSizes.back());
         }
     }
-    std::vector<const Version*> ladderRows, sweepRows, checked;
+    std::vector<const Version*> ladderRows, sweepRows;
     for (const Version& v : kVersions) {
         if (l.wants(v.name)) {
             ladderRows.push_back(&v);
@@ -939,12 +928,12 @@ int main(int argc, char** argv) {
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
         &perSm, reduceV9, kThreadsPerBlock, 0));
     b.machineGrid = perSm * l.prop.multiProcessorCount;
-    // Programmatic only where the code that runs holds the wait: finishV9
-    // compiled for 9.0 or newer (its PTX architecture, which is how CUB's
+    // Programmatic only where the code that runs holds the wait: the second
+    // pass compiled for 9.0 or newer (its PTX architecture, which is how CUB's
     // PtxVersion() asks). A build for older GPUs, run on a newer one from
     // its PTX, has no wait in it and must not overlap the first pass.
     cudaFuncAttributes finish = {};
-    CUDA_CHECK(cudaFuncGetAttributes(&finish, finishV9));
+    CUDA_CHECK(cudaFuncGetAttributes(&finish, finishPartials));
     b.programmatic = finish.ptxVersion >= 90;
     const size_t maxPartials =
         std::max(ceilDiv(maxN, kThreadsPerBlock),
