@@ -147,12 +147,13 @@ def test_sigterm_runs_the_cleanup(tmp_path):
                                   b"// x" * 250_000, b'R"x(' * 250_000])
 def test_a_one_megabyte_line_scans_in_linear_time(line):
     # A scanner quadratic in the line length needs minutes for a megabyte;
-    # a linear one needs well under a second. CPU time, not wall time: CTest
-    # runs this beside the other tests on a two-core CI machine.
+    # a linear one needs about a third of a second alone. CPU time, not wall
+    # time, and a bound of three seconds: CTest runs this beside the browser
+    # test on a two-core CI machine, where one run took 1.06 s of CPU.
     data = b"int a;\n" + line + b"\nint b;\n"
     t0 = time.process_time()
     snippets.parse_source("big.cu", data)
-    assert time.process_time() - t0 < 1.0
+    assert time.process_time() - t0 < 3.0
 
 
 def test_nul_bytes_are_refused_and_a_bom_is_accepted():
