@@ -14,7 +14,11 @@
 //                           batch, graph), every sample kept.
 //   course::launch          cudaLaunchKernelEx with the attributes the
 //                           course teaches (clusters, dependent launch).
-//   course::warpSum/blockSum  the shuffle sums several days use.
+//   course::warpSum/blockSum  the shuffle sums several days use (and
+//                           warpReduce/blockReduce for any operator).
+//   course::DeviceArray     a device allocation that frees itself.
+//   course::fill/fillRandom inputs that are not zeros, known to the host
+//                           through hashUnit without a copy back.
 //   course::Report, Row     the results as JSON, so no tool ever scrapes
 //                           the printed table.
 //   COURSE_BLOCK_*          per-block start/wait/end stamps, compiled only
@@ -46,6 +50,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -80,34 +85,114 @@ constexpr int kExitUsage = 64;
 // Device helpers every reduction shares
 // ---------------------------------------------------------------------
 
-// Sum of a warp's values, left in every lane. Launch assumption: all 32
-// lanes of the warp call it (the full mask).
-__device__ inline float warpSum(float v) {
+// A warp's values combined with `op` (associative), left in every lane.
+// Launch assumption: all 32 lanes of the warp call it (the full mask).
+template <typename T, typename Op>
+__device__ inline T warpReduce(T v, Op op) {
     for (int offset = 16; offset > 0; offset >>= 1) {
-        v += __shfl_xor_sync(0xffffffffu, v, offset);
+        v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
     }
     return v;
 }
 
-// Block sum through shuffles: each warp sums itself, warp 0 sums the warp
-// totals, in a fixed order (the same bits every run). Launch assumption:
-// blockDim.x == kThreads, a multiple of 32, at most 1,024; every thread
-// calls it, and a second call in the same kernel comes after a
-// __syncthreads() (the two would share warpTotals). The total is valid in
-// thread 0 (and in all of warp 0).
-template <int kThreads>
-__device__ inline float blockSum(float v) {
+// A block's values combined through shuffles: each warp combines itself,
+// warp 0 combines the warp totals, always in the same order (the same bits
+// every run). Launch assumption: blockDim.x == kThreads, a multiple of 32,
+// at most 1,024; every thread calls it, and a second call in the same
+// kernel comes after a __syncthreads() (the two would share warpTotals).
+// The total is valid in thread 0 (and in all of warp 0).
+template <int kThreads, typename T, typename Op>
+__device__ inline T blockReduce(T v, Op op) {
     static_assert(kThreads % 32 == 0 && kThreads <= 1024, "whole warps");
-    __shared__ float warpTotals[kThreads / 32];
+    __shared__ T warpTotals[kThreads / 32];
     const unsigned int lane = threadIdx.x % 32;
     const unsigned int warp = threadIdx.x / 32;
-    v = warpSum(v);
+    v = warpReduce(v, op);
     if (lane == 0) {
         warpTotals[warp] = v;
     }
     __syncthreads();  // every warp's total stored before warp 0 reads them
-    v = (threadIdx.x < kThreads / 32) ? warpTotals[lane] : 0.0f;
-    return warp == 0 ? warpSum(v) : 0.0f;
+    v = (threadIdx.x < kThreads / 32) ? warpTotals[lane] : T{};
+    return warp == 0 ? warpReduce(v, op) : T{};
+}
+
+struct Plus {
+    template <typename T>
+    __device__ T operator()(T a, T b) const {
+        return a + b;
+    }
+};
+__device__ inline float warpSum(float v) {
+    return warpReduce(v, Plus{});
+}
+template <int kThreads>
+__device__ inline float blockSum(float v) {
+    return blockReduce<kThreads>(v, Plus{});
+}
+
+// snippet: two-loads-block
+// Day 24's version 4, the block kernel day 77 reuses: each thread adds two
+// elements while loading, then the sequential-addressing tree halves the
+// active threads.
+//
+// Launch assumption: blockDim.x == kThreads, a power of two. Every thread
+// reaches every __syncthreads(); the guards cover loads, never barriers.
+// After the call, tile[0] holds the block's partial.
+template <int kThreads>
+__device__ void reduceBlockToTile(const float* __restrict__ in, size_t n,
+                                  float* tile) {
+    static_assert((kThreads & (kThreads - 1)) == 0, "the tree halves");
+    const unsigned int tid = threadIdx.x;
+    const size_t i = blockIdx.x * static_cast<size_t>(kThreads) * 2 + tid;
+
+    float sum = (i < n) ? in[i] : 0.0f;
+    if (i + kThreads < n) {
+        sum += in[i + kThreads];
+    }
+    tile[tid] = sum;
+    __syncthreads();  // every tile slot written before the tree reads it
+
+    for (unsigned int s = kThreads / 2; s > 0; s >>= 1) {
+        if (tid < s) {
+            tile[tid] += tile[tid + s];
+        }
+        __syncthreads();  // this level's sums complete before the next
+    }
+}
+// end snippet
+
+// A 32-bit hash of (i, seed) to a float in [0, 1), the same on host and
+// device: inputs that are not zeros, reproducible, and known to the host
+// without a copy back.
+__host__ __device__ inline float hashUnit(uint64_t i, uint32_t seed = 0) {
+    uint32_t x = static_cast<uint32_t>(i) * 2654435761u ^
+                 static_cast<uint32_t>(i >> 32) ^ (0x9e3779b9u + seed);
+    x ^= x >> 16;
+    x *= 0x7feb352du;
+    x ^= x >> 15;
+    x *= 0x846ca68bu;
+    x ^= x >> 16;
+    return static_cast<float>(x >> 8) * (1.0f / 16777216.0f);
+}
+
+// Element i becomes `value`, or hashUnit(i, seed) where `random` is set.
+// Launch assumption: any grid; a grid-stride loop covers n.
+static __global__ void courseFill(float* out, size_t n, float value,
+                                  bool random, uint32_t seed) {
+    const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+    for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+         i < n; i += stride) {
+        out[i] = random ? hashUnit(i, seed) : value;
+    }
+}
+inline void fill(float* out, size_t n, float value, cudaStream_t stream) {
+    courseFill<<<1024, 256, 0, stream>>>(out, n, value, false, 0);
+    CUDA_CHECK(cudaGetLastError());
+}
+inline void fillRandom(float* out, size_t n, cudaStream_t stream,
+                       uint32_t seed = 0) {
+    courseFill<<<1024, 256, 0, stream>>>(out, n, 0.0f, true, seed);
+    CUDA_CHECK(cudaGetLastError());
 }
 
 // ---------------------------------------------------------------------
@@ -527,9 +612,35 @@ inline double gbps(double bytes, double ms) {
     return ms > 0.0 ? bytes / (ms * 1.0e-3) / 1.0e9 : 0.0;
 }
 
+// The modes a lesson times a row in unless it says otherwise.
+constexpr TimingMode kAllModes[] = {TimingMode::Cold, TimingMode::Batch,
+                                    TimingMode::Graph};
+
 // ---------------------------------------------------------------------
 // Checking
 // ---------------------------------------------------------------------
+
+// A device allocation of `count` T that frees itself, and converts to T*
+// wherever a kernel or a runtime call wants the pointer.
+template <typename T>
+class DeviceArray {
+public:
+    explicit DeviceArray(size_t count) : count_(count) {
+        CUDA_CHECK(cudaMalloc(&p_, std::max<size_t>(count, 1) * sizeof(T)));
+    }
+    // Not checked: by now every result has been checked and reported, and
+    // a sticky error would have stopped the lesson at its next call.
+    ~DeviceArray() { cudaFree(p_); }
+    DeviceArray(const DeviceArray&) = delete;
+    DeviceArray& operator=(const DeviceArray&) = delete;
+    operator T*() const { return p_; }
+    T* get() const { return p_; }
+    size_t size() const { return count_; }
+
+private:
+    T* p_ = nullptr;
+    size_t count_ = 0;
+};
 
 // Waits for all work on the device, then copies back: the lessons enqueue
 // on a created non-blocking stream, which a plain cudaMemcpy would not
@@ -543,11 +654,20 @@ std::vector<T> toHost(const T* device, size_t count) {
     return host;
 }
 
+template <typename T>
+std::vector<T> toHost(const DeviceArray<T>& device, size_t count) {
+    return toHost(device.get(), count);
+}
+
 // Fills with 0xff bytes: a NaN for floats, UINT_MAX for counters, so an
 // element the kernel never wrote cannot pass a check.
 template <typename T>
 void poison(T* device, size_t count, cudaStream_t stream) {
     CUDA_CHECK(cudaMemsetAsync(device, 0xff, count * sizeof(T), stream));
+}
+template <typename T>
+void poison(const DeviceArray<T>& device, size_t count, cudaStream_t stream) {
+    poison(device.get(), count, stream);
 }
 
 // How many elements differ from `want(i)`, and the first that does.
@@ -577,6 +697,39 @@ Mismatch compareAll(const std::vector<T>& got, WantFn want, OkFn ok) {
         }
     }
     return m;
+}
+
+// ---------------------------------------------------------------------
+// Variants as tables
+// ---------------------------------------------------------------------
+
+// A lesson's variants (versions, schedules, groups) are one table of
+// structs with a `name`. What --only accepts is their names...
+template <typename Table>
+std::vector<std::string> namesOf(const Table& table) {
+    std::vector<std::string> names;
+    for (const auto& entry : table) {
+        names.push_back(entry.name);
+    }
+    return names;
+}
+
+// ...and a name is looked up in the table it came from: one not there is
+// a bug in the lesson, not an input error.
+template <typename Table>
+const auto& byName(const Table& table, const std::string& name) {
+    for (const auto& entry : table) {
+        if (name == entry.name) {
+            return entry;
+        }
+    }
+    std::fprintf(stderr, "no variant named '%s' in the lesson's table\n",
+                 name.c_str());
+    std::abort();
+}
+
+inline size_t ceilDiv(size_t a, size_t b) {
+    return (a + b - 1) / b;
 }
 
 // ---------------------------------------------------------------------
@@ -984,6 +1137,26 @@ inline int Lesson::finish() {
 }
 
 // ---------------------------------------------------------------------
+// Timing a row
+// ---------------------------------------------------------------------
+
+// Times `work(stream)` in each of `modes`, records a row per mode (`base`
+// with the timing and the GB/s that `bytes` per call make), and returns
+// the results in the order of `modes`.
+template <typename Work, typename Modes = decltype(kAllModes)>
+std::vector<TimingResult> timeRow(Lesson& l, const Row& base, double bytes,
+                                  Work&& work, const Modes& modes = kAllModes) {
+    std::vector<TimingResult> out;
+    for (TimingMode mode : modes) {
+        out.push_back(timeKernel(work, mode, l.timing, l.stream));
+        Row row = base;
+        l.row(
+            row.timing(out.back()).num("gbps", gbps(bytes, out.back().median)));
+    }
+    return out;
+}
+
+// ---------------------------------------------------------------------
 // Profile mode and timelines, host side
 // ---------------------------------------------------------------------
 
@@ -1026,6 +1199,15 @@ public:
         CUDA_CHECK(cudaDeviceSynchronize());
         CUDA_CHECK(cudaMemcpyToSymbol(gCount, &zero, sizeof zero));
     }
+    // Runs `work` twice, the first time to warm it (module load, clocks),
+    // and returns the second run's stamps.
+    template <typename Work>
+    std::vector<std::vector<Stamp>> capture(Work&& work) {
+        work();
+        reset();
+        work();
+        return read();
+    }
     // Every stamp, grouped by launch in the order the launches started.
     std::vector<std::vector<Stamp>> read() {
         CUDA_CHECK(cudaDeviceSynchronize());
@@ -1064,6 +1246,19 @@ private:
     Stamp* stamps_ = nullptr;
     unsigned int capacity_ = 0;
 };
+
+// The first start and the last end over some launches' blocks.
+inline std::pair<unsigned long long, unsigned long long> window(
+    std::initializer_list<const std::vector<Stamp>*> grids) {
+    std::pair<unsigned long long, unsigned long long> w{~0ull, 0ull};
+    for (const std::vector<Stamp>* g : grids) {
+        for (const Stamp& s : *g) {
+            w.first = std::min(w.first, s.start);
+            w.second = std::max(w.second, s.end);
+        }
+    }
+    return w;
+}
 
 // One launch's blocks as a row, times in microseconds from `t0`: when the
 // first and last blocks started and ended, the median block's life and

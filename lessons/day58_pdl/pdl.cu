@@ -289,7 +289,8 @@ course::Mismatch wrongElements(const Chain& c) {
 [[maybe_unused]] void countRaces(course::Lesson& l, const Chain& c,
                                  int trials) {
     for (bool graph : {false, true}) {
-        const Schedule& s = kSchedules[graph ? 7 : 3];  // the pdl-early pair
+        const Schedule& s =
+            course::byName(kSchedules, graph ? "graph-pdl-early" : "pdl-early");
         cudaGraphExec_t exec = graph ? c.capture(s.kind, l.stream) : nullptr;
         int wrongRuns = 0;
         size_t wrongElems = 0;
@@ -327,31 +328,18 @@ course::Mismatch wrongElements(const Chain& c) {
 void timelines(course::Lesson& l, const Chain& c) {
     course::timeline::Recorder rec(4u * c.blocks() + 64u);
     for (const char* name : {"plain", "pdl", "pdl-early", "graph-pdl"}) {
-        const Schedule* s = nullptr;
-        for (const Schedule& x : kSchedules) {
-            if (std::string(x.name) == name) {
-                s = &x;
-            }
-        }
+        const Schedule* s = &course::byName(kSchedules, name);
         cudaGraphExec_t exec =
             s->graph ? c.capture(s->kind, l.stream) : nullptr;
-        c.run(*s, exec, l.stream);  // warm: module load, clocks
-        rec.reset();
-        c.run(*s, exec, l.stream);
-        const auto grids = rec.read();  // the K steps, in start order
+        // the K steps, in start order
+        const auto grids = rec.capture([&] { c.run(*s, exec, l.stream); });
         if (exec != nullptr) {
             CUDA_CHECK(cudaGraphExecDestroy(exec));
         }
         // Steps 2 and 3 of 4: a primary and its secondary in steady state.
         const auto& primary = grids.at(1);
         const auto& secondary = grids.at(2);
-        unsigned long long t0 = ~0ull, t1 = 0;
-        for (const auto* g : {&primary, &secondary}) {
-            for (const auto& b : *g) {
-                t0 = std::min(t0, b.start);
-                t1 = std::max(t1, b.end);
-            }
-        }
+        const auto [t0, t1] = course::timeline::window({&primary, &secondary});
         for (const auto& [g, kernel] : {std::pair{&primary, "primary"},
                                         std::pair{&secondary, "secondary"}}) {
             l.row(course::timeline::summarize(*g, kernel, t0, t1)
@@ -367,13 +355,9 @@ void timelines(course::Lesson& l, const Chain& c) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::vector<std::string> names;
-    for (const Schedule& s : kSchedules) {
-        names.push_back(s.name);
-    }
     course::Lesson l = course::begin(
         argc, argv,
-        {"day58_pdl", 9, 0, false, names,
+        {"day58_pdl", 9, 0, false, course::namesOf(kSchedules),
          // two ping-pong buffers of floats
          8.0,
          "Times a chain of K short dependent kernels under eight launch "
@@ -393,12 +377,7 @@ int main(int argc, char** argv) {
     }
     const size_t maxN = *std::max_element(sizes.begin(), sizes.end());
 
-    float* buf0 = nullptr;
-    float* buf1 = nullptr;
-    float* table = nullptr;
-    CUDA_CHECK(cudaMalloc(&buf0, maxN * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&buf1, maxN * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&table, kTableSize * sizeof(float)));
+    course::DeviceArray<float> buf0(maxN), buf1(maxN), table(kTableSize);
     std::vector<float> t(kTableSize);
     for (int j = 0; j < kTableSize; ++j) {
         t[j] = static_cast<float>(j % 3);
@@ -474,8 +453,5 @@ int main(int argc, char** argv) {
     }
 #endif
 
-    CUDA_CHECK(cudaFree(buf0));
-    CUDA_CHECK(cudaFree(buf1));
-    CUDA_CHECK(cudaFree(table));
     return l.finish();
 }

@@ -136,34 +136,6 @@ enum class Tail {
     Store,   // a plain store of each partial into an array
 };
 
-// snippet: two-loads-block
-// Day 24's version 4, verbatim: each thread adds two elements while
-// loading, then the sequential-addressing tree halves the active threads.
-//
-// Launch assumption: blockDim.x == kThreadsPerBlock, a power of two. Every
-// thread reaches every __syncthreads(); the guards cover loads, never
-// barriers. After the call, tile[0] holds the block's partial.
-__device__ void reduceBlockToTile(const float* __restrict__ in, size_t n,
-                                  float* tile) {
-    const unsigned int tid = threadIdx.x;
-    const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) * 2 + tid;
-
-    float sum = (i < n) ? in[i] : 0.0f;
-    if (i + blockDim.x < n) {
-        sum += in[i + blockDim.x];
-    }
-    tile[tid] = sum;
-    __syncthreads();  // every tile slot written before the tree reads it
-
-    for (unsigned int s = kThreadsPerBlock / 2; s > 0; s >>= 1) {
-        if (tid < s) {
-            tile[tid] += tile[tid + s];
-        }
-        __syncthreads();  // this level's sums complete before the next
-    }
-}
-// end snippet
-
 // The first schedule's baseline, and the store row. One result per block.
 // Launch assumption: blockDim.x == kThreadsPerBlock; with or without clusters
 // (the cluster-launch rows launch the Store form in clusters).
@@ -172,7 +144,7 @@ __global__ void reduceBlock(const float* __restrict__ in, size_t n,
                             float* __restrict__ out) {
     COURSE_BLOCK_BEGIN();
     __shared__ float tile[kThreadsPerBlock];
-    reduceBlockToTile(in, n, tile);
+    course::reduceBlockToTile<kThreadsPerBlock>(in, n, tile);
 
     if constexpr (kTail == Tail::Atomic) {
         // snippet: atomic-tail
@@ -203,7 +175,7 @@ __global__ void reduceClusterDsm(const float* __restrict__ in, size_t n,
                                  float* __restrict__ out) {
     COURSE_BLOCK_BEGIN();
     __shared__ float tile[kThreadsPerBlock];
-    reduceBlockToTile(in, n, tile);
+    course::reduceBlockToTile<kThreadsPerBlock>(in, n, tile);
 
     // snippet: cluster-combine
     cg::cluster_group cluster = cg::this_cluster();
@@ -617,14 +589,27 @@ namespace {
 
 using Enqueue = std::function<void(cudaStream_t)>;
 
+int roundUp(int x, int m) {
+    return ((x + m - 1) / m) * m;
+}
+
 // Everything the groups share: the lesson, the size, the all-ones input.
 struct Run {
+    Run(course::Lesson& lesson, size_t count)
+        : l(lesson),
+          n(count),
+          firstBlocks(static_cast<int>(course::ceilDiv(n, kElemsPerBlock))),
+          in(n),
+          sum(1),
+          // one per block of the largest padded cluster grid (the
+          // cluster-launch rows store one per block, padding included)
+          partials(roundUp(firstBlocks, kMaxNonPortableCluster)) {
+        course::fill(in, n, 1.0f, l.stream);
+    }
     course::Lesson& l;
-    size_t n = 0;
-    int firstBlocks = 0;  // one per kElemsPerBlock elements
-    float* in = nullptr;  // n ones
-    float* sum = nullptr;
-    float* partials = nullptr;  // one per block of the first schedule
+    size_t n;
+    int firstBlocks;  // one per kElemsPerBlock elements
+    course::DeviceArray<float> in, sum, partials;  // in: n ones
 };
 
 // One row of a group: how it is checked, what it enqueues, and what the
@@ -637,10 +622,6 @@ struct Mode {
     Enqueue enqueue;
     course::Row fields;  // extra fields for the JSON row
 };
-
-int roundUp(int x, int m) {
-    return ((x + m - 1) / m) * m;
-}
 
 void launchCluster(void (*kernel)(const float*, size_t, float*), int blocks,
                    int cluster, const float* in, size_t n, float* out,
@@ -697,31 +678,27 @@ void checkAndTime(Run& r, const char* group, const std::string& title,
     std::printf("\n%s\n%-26s %10s %10s %7s %10s %7s %9s\n", title.c_str(),
                 "mode", "atomics", "batch us", "spread", "cold us", "spread",
                 "cold GB/s");
+    // Where the bytes come from: DRAM, except in the latency group, which
+    // reads shared memory.
+    const char* memory = std::string(group) == "latency" ? "shared" : "dram";
+    const course::TimingMode batchThenCold[] = {course::TimingMode::Batch,
+                                                course::TimingMode::Cold};
     for (Mode& m : modes) {
-        const course::TimingResult batch = course::timeKernel(
-            m.enqueue, course::TimingMode::Batch, r.l.timing, r.l.stream);
-        const course::TimingResult cold = course::timeKernel(
-            m.enqueue, course::TimingMode::Cold, r.l.timing, r.l.stream);
+        course::Row row = m.fields;
+        const std::vector<course::TimingResult> t = course::timeRow(
+            r.l,
+            row.str("group", group)
+                .str("mode", m.name)
+                .str("memory", memory)
+                .integer("elements", static_cast<long long>(r.n))
+                .integer("global_atomics", m.atomics),
+            m.bytes, m.enqueue, batchThenCold);
         const std::string atomics =
             m.atomics < 0 ? "n/a" : std::to_string(m.atomics);
         std::printf("%-26s %10s %10.1f %6.1f%% %10.1f %6.1f%% %9.1f\n",
-                    m.name.c_str(), atomics.c_str(), 1000.0 * batch.median,
-                    100.0 * batch.spread(), 1000.0 * cold.median,
-                    100.0 * cold.spread(), course::gbps(m.bytes, cold.median));
-        // Where the bytes come from: DRAM, except in the latency group,
-        // which reads shared memory.
-        const char* memory =
-            std::string(group) == "latency" ? "shared" : "dram";
-        for (const course::TimingResult* t : {&batch, &cold}) {
-            course::Row row = m.fields;
-            r.l.row(row.str("group", group)
-                        .str("mode", m.name)
-                        .str("memory", memory)
-                        .integer("elements", static_cast<long long>(r.n))
-                        .integer("global_atomics", m.atomics)
-                        .timing(*t)
-                        .num("gbps", course::gbps(m.bytes, t->median)));
-        }
+                    m.name.c_str(), atomics.c_str(), 1000.0 * t[0].median,
+                    100.0 * t[0].spread(), 1000.0 * t[1].median,
+                    100.0 * t[1].spread(), course::gbps(m.bytes, t[1].median));
     }
 }
 
@@ -890,25 +867,6 @@ void persistent(Run& r) {
                  modes);
 }
 
-// A 32-bit hash to floats in [0, 1): random-looking, reproducible, and
-// the same on host and device.
-__host__ __device__ inline float hashUnit(uint32_t x) {
-    x ^= x >> 16;
-    x *= 0x7feb352du;
-    x ^= x >> 15;
-    x *= 0x846ca68bu;
-    x ^= x >> 16;
-    return static_cast<float>(x >> 8) * (1.0f / 16777216.0f);
-}
-
-// Launch assumption: one thread per element.
-__global__ void fillRandom(float* out, size_t n) {
-    const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-    if (i < n) {
-        out[i] = hashUnit(static_cast<uint32_t>(i) * 2654435761u + 12345u);
-    }
-}
-
 // Histogram keys below `bins`: uniform, or (skewed) kHotFraction of them
 // in kHotBins evenly spaced bins. Launch assumption: one thread per key.
 __global__ void fillKeys(unsigned int* keys, size_t n, unsigned int bins,
@@ -917,13 +875,13 @@ __global__ void fillKeys(unsigned int* keys, size_t n, unsigned int bins,
     if (i >= n) {
         return;
     }
-    const uint32_t h = static_cast<uint32_t>(i) * 2654435761u;
     const unsigned int uniform =
-        static_cast<unsigned int>(hashUnit(h + 777u) * bins) % bins;
+        static_cast<unsigned int>(course::hashUnit(i, 777u) * bins) % bins;
     const unsigned int hot =
-        static_cast<unsigned int>(hashUnit(h + 999u) * kHotBins) % kHotBins *
-        (bins / kHotBins);
-    keys[i] = (skewed && hashUnit(h + 555u) < kHotFraction) ? hot : uniform;
+        static_cast<unsigned int>(course::hashUnit(i, 999u) * kHotBins) %
+        kHotBins * (bins / kHotBins);
+    keys[i] =
+        (skewed && course::hashUnit(i, 555u) < kHotFraction) ? hot : uniform;
 }
 
 // The histogram at one bin count and key distribution: every way this
@@ -932,10 +890,9 @@ void histogramCase(Run& r, unsigned int bins, bool skewed, void* cubTemp,
                    size_t cubBytes) {
     const size_t n = r.n;
     const char* dist = skewed ? "skewed" : "uniform";
-    unsigned int* keys = nullptr;
-    unsigned int* out = nullptr;
-    CUDA_CHECK(cudaMalloc(&keys, n * sizeof(unsigned int)));
-    CUDA_CHECK(cudaMalloc(&out, bins * sizeof(unsigned int)));
+    course::DeviceArray<unsigned int> keyArray(n), outArray(bins);
+    unsigned int* keys = keyArray;  // the lambdas below copy the pointers
+    unsigned int* out = outArray;
     fillKeys<<<static_cast<unsigned int>((n + 255) / 256), 256, 0,
                r.l.stream>>>(keys, n, bins, skewed);
     std::vector<double> want(bins, 0.0);
@@ -1040,8 +997,6 @@ void histogramCase(Run& r, unsigned int bins, bool skewed, void* cubTemp,
     std::snprintf(title, sizeof title, "histogram of %zu %s keys into %u bins",
                   n, dist, bins);
     checkAndTime(r, "histogram", title, modes);
-    CUDA_CHECK(cudaFree(keys));
-    CUDA_CHECK(cudaFree(out));
 }
 
 void histograms(Run& r) {
@@ -1054,8 +1009,7 @@ void histograms(Run& r) {
             bins, static_cast<int64_t>(r.n)));
         cubBytes = std::max(cubBytes, bytes);
     }
-    void* cubTemp = nullptr;
-    CUDA_CHECK(cudaMalloc(&cubTemp, cubBytes));
+    course::DeviceArray<char> cubTemp(cubBytes);
     allowAllSharedMemory(r.l, histogramPrivate<false>);
     allowAllSharedMemory(r.l, histogramPrivate<true>);
     allowAllSharedMemory(r.l, histogramDistributed);
@@ -1064,17 +1018,14 @@ void histograms(Run& r) {
             histogramCase(r, bins, skewed, cubTemp, cubBytes);
         }
     }
-    CUDA_CHECK(cudaFree(cubTemp));
 }
 
 void stencil(Run& r) {
     const size_t n = r.n;
-    float* in = nullptr;
-    float* out = nullptr;
-    CUDA_CHECK(cudaMalloc(&in, n * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&out, n * sizeof(float)));
-    fillRandom<<<static_cast<unsigned int>((n + 255) / 256), 256, 0,
-                 r.l.stream>>>(in, n);
+    course::DeviceArray<float> inArray(n), outArray(n);
+    float* in = inArray;  // the lambdas below copy the pointers
+    float* out = outArray;
+    course::fillRandom(in, n, r.l.stream);
     const std::vector<float> h = course::toHost(in, n);
     const int blocks =
         roundUp(static_cast<int>((n + kThreadsPerBlock - 1) / kThreadsPerBlock),
@@ -1115,19 +1066,15 @@ void stencil(Run& r) {
     }
     checkAndTime(r, "stencil", "1-D stencil, 3 points, clusters of 4 for DSMEM",
                  modes);
-    CUDA_CHECK(cudaFree(in));
-    CUDA_CHECK(cudaFree(out));
 }
 
 void latency(Run& r) {
-    unsigned int* links = nullptr;
-    unsigned long long* out = nullptr;
+    course::DeviceArray<unsigned int> links(kChaseLinks);
+    course::DeviceArray<unsigned long long> out(2);
     std::vector<unsigned int> h(kChaseLinks);
     for (int k = 0; k < kChaseLinks; ++k) {
         h[k] = (k + kChaseStride) % kChaseLinks;
     }
-    CUDA_CHECK(cudaMalloc(&links, sizeof(unsigned int) * kChaseLinks));
-    CUDA_CHECK(cudaMalloc(&out, 2 * sizeof(unsigned long long)));
     CUDA_CHECK(cudaMemcpy(links, h.data(), sizeof(unsigned int) * kChaseLinks,
                           cudaMemcpyHostToDevice));
     const unsigned long long wantIndex =
@@ -1187,8 +1134,8 @@ void latency(Run& r) {
     // holds four copies of k % 4, read `reps` times.
     const int blocks = roundUp(2 * r.l.prop.multiProcessorCount, 2);
     const int reps = r.l.args.quick ? 1 : kBwReps;
-    float* sums = nullptr;
-    CUDA_CHECK(cudaMalloc(&sums, sizeof(float) * blocks));
+    course::DeviceArray<float> sumArray(blocks);
+    float* sums = sumArray;  // the lambdas below copy the pointer
     double perPass = 0.0;
     for (int k = 0; k < kBwFloats / 4; ++k) {
         perPass += 4.0 * (k % 4);
@@ -1221,9 +1168,6 @@ void latency(Run& r) {
                      " blocks in clusters of 2, each reading 32 KiB " +
                      std::to_string(reps) + " times",
                  modes);
-    CUDA_CHECK(cudaFree(sums));
-    CUDA_CHECK(cudaFree(links));
-    CUDA_CHECK(cudaFree(out));
 }
 
 #ifdef COURSE_TIMELINE
@@ -1260,15 +1204,9 @@ void timelines(Run& r) {
                            r.partials, s);
          }}};
     for (const auto& [name, enqueue] : runs) {
-        enqueue(r.l.stream);  // warm
-        rec.reset();
-        enqueue(r.l.stream);
-        const auto grids = rec.read();
-        unsigned long long t0 = ~0ull, t1 = 0;
-        for (const auto& b : grids.at(0)) {
-            t0 = std::min(t0, b.start);
-            t1 = std::max(t1, b.end);
-        }
+        const Enqueue& work = enqueue;  // a lambda cannot capture a binding
+        const auto grids = rec.capture([&] { work(r.l.stream); });
+        const auto [t0, t1] = course::timeline::window({&grids.at(0)});
         r.l.row(course::timeline::summarize(grids.at(0), name, t0, t1)
                     .str("schedule", name)
                     .integer("elements", static_cast<long long>(r.n)));
@@ -1277,30 +1215,34 @@ void timelines(Run& r) {
 }
 #endif
 
+// The lesson's groups, in the order they run: --only takes their names.
+const struct Group {
+    const char* name;
+    void (*run)(Run&);
+} kGroups[] = {{"first-and-costs", firstAndCosts},
+               {"persistent", persistent},
+               {"histogram", histograms},
+               {"stencil", stencil},
+               {"latency", latency}};
+
 }  // namespace
 
 int main(int argc, char** argv) {
     course::Lesson l = course::begin(
         argc, argv,
-        {"day77_cluster_reduction",
-         9,
-         0,
-         true,
-         {"first-and-costs", "persistent", "histogram", "stencil", "latency"},
+        {"day77_cluster_reduction", 9, 0, true, course::namesOf(kGroups),
          // the ones, the histogram's keys, the stencil's input and output
          16.0,
          "Reduces ones, builds histograms and runs a stencil with and without "
          "thread block clusters. --size N (under 2^24, so sums stay exact) "
          "sets the element count of every group."});
-    Run r{l};
-    r.n = l.args.size ? l.args.size : kDefaultElems;
-    if (r.n >= (1ull << 24)) {
+    const size_t n = l.args.size ? l.args.size : kDefaultElems;
+    if (n >= (1ull << 24)) {
         course::usage(l.spec,
                       "--size must be under 2^24 = 16777216: above it a "
                       "float cannot hold every running total exactly");
     }
-    r.firstBlocks =
-        static_cast<int>((r.n + kElemsPerBlock - 1) / kElemsPerBlock);
+    Run r(l, n);
     l.setting(course::Row()
                   .integer("elements", static_cast<long long>(r.n))
                   .integer("threads_per_block", kThreadsPerBlock)
@@ -1313,16 +1255,6 @@ int main(int argc, char** argv) {
         "BUILT WITH DAY77_DROP_TRAILING_CLUSTER_SYNC: the trailing "
         "cluster.sync() calls are removed; expect a fault\n");
 #endif
-    CUDA_CHECK(cudaMalloc(&r.in, r.n * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&r.sum, sizeof(float)));
-    // One per block of the largest padded cluster grid (the cluster-launch
-    // rows store one partial per block, padding included).
-    CUDA_CHECK(cudaMalloc(
-        &r.partials,
-        sizeof(float) * roundUp(r.firstBlocks, kMaxNonPortableCluster)));
-    const std::vector<float> ones(r.n, 1.0f);
-    CUDA_CHECK(cudaMemcpy(r.in, ones.data(), r.n * sizeof(float),
-                          cudaMemcpyHostToDevice));
 
 #ifdef COURSE_TIMELINE
     timelines(r);
@@ -1330,20 +1262,10 @@ int main(int argc, char** argv) {
 #else
     const bool timed = true;
 #endif
-    const std::pair<const char*, void (*)(Run&)> groups[] = {
-        {"first-and-costs", firstAndCosts},
-        {"persistent", persistent},
-        {"histogram", histograms},
-        {"stencil", stencil},
-        {"latency", latency}};
-    for (const auto& [name, run] : groups) {
-        if (timed && l.wants(name)) {
-            run(r);
+    for (const Group& g : kGroups) {
+        if (timed && l.wants(g.name)) {
+            g.run(r);
         }
     }
-
-    CUDA_CHECK(cudaFree(r.in));
-    CUDA_CHECK(cudaFree(r.sum));
-    CUDA_CHECK(cudaFree(r.partials));
     return l.finish();
 }
