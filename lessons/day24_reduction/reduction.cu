@@ -198,16 +198,19 @@ __global__ void reduceV5(const float* __restrict__ in, size_t n,
 // whole life was one DRAM round trip. Here each thread issues kItems
 // independent loads into a register array before it adds any of them, so
 // 16 requests per thread are in the memory system at once. The array is
-// indexed only by unrolled constants, so it stays in registers.
+// indexed only by unrolled constants, so it stays in registers; indices
+// count from the tile's start in 32 bits, so no 64-bit sums delay the
+// loads (research/cub-reduce.md, "The smallest sizes").
 __global__ void reduceV6(const float* __restrict__ in, size_t n,
                          float* __restrict__ partials) {
-    const size_t base =
-        blockIdx.x * static_cast<size_t>(kTileElems) + threadIdx.x;
+    const size_t first = blockIdx.x * static_cast<size_t>(kTileElems);
+    const float* tile = in + first;
+    const unsigned int count = n - first < kTileElems ? n - first : kTileElems;
     float items[kItems];
 #pragma unroll
     for (int k = 0; k < kItems; ++k) {
-        const size_t i = base + static_cast<size_t>(k) * kThreadsPerBlock;
-        items[k] = (i < n) ? in[i] : 0.0f;
+        const unsigned int i = threadIdx.x + k * kThreadsPerBlock;
+        items[k] = (i < count) ? tile[i] : 0.0f;
     }
     float sum = 0.0f;
 #pragma unroll
@@ -447,8 +450,7 @@ unsigned int gridFor(const Buffers& b, size_t n, int waves = kV9Waves) {
 // take the same arguments, so the rows are one table.
 using Enqueue = void (*)(const Buffers&, size_t, cudaStream_t);
 
-// v1 to v7: a block per kItemsPerThread x 256 elements, then the second
-// pass over their partials.
+// v1 to v7: a block per kItemsPerThread x 256 elements, then finishPartials.
 template <void (*Kernel)(const float*, size_t, float*), int kItemsPerThread>
 void twoPass(const Buffers& b, size_t n, cudaStream_t s) {
     const unsigned int blocks = static_cast<unsigned int>(
@@ -533,9 +535,8 @@ const Version kVersions[] = {
 const char* const kSweepRows[] = {"v9", "cub", "ceiling", "copy"};
 // end snippet
 
-// The input the checks run on, and what the host knows of it: n ones
-// (`exact`), or the random values, whose float64 sum and XOR of words
-// grow with the sizes (checked in ascending order).
+// The input the checks run on: n ones (`exact`), or the random values, whose
+// float64 sum and XOR of words grow with the sizes (checked ascending).
 struct Expected {
     bool exact = false;
     size_t n = 0, upTo = 0;
@@ -637,8 +638,7 @@ bool checkAll(course::Lesson& l, const Buffers& b,
     return ok;
 }
 
-// Bytes a row moves at size n: the input read once, and the copy writes it
-// once more.
+// Bytes a row moves: the input read once; the copy also writes it once.
 double bytesMoved(const Version& v, size_t n) {
     return (v.check == kCopy ? 2.0 : 1.0) * sizeof(float) * n;
 }

@@ -26,7 +26,10 @@
 //        -o small_sum_graph research/experiments/small_sum_graph.cu
 //   ./small_sum_graph
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 #include <cuda_runtime.h>
@@ -179,21 +182,30 @@ __global__ void fillOnes(float* p, size_t n) {
         p[i] = 1.0f;
 }
 
-int main() {
+int main(int argc, char** argv) {
+    // Optional: graph launches per sample (day 24 uses 20) and the bytes
+    // allocated for the input (day 24 allocates its largest size, 4 GiB).
+    const int batch = argc > 1 ? std::atoi(argv[1]) : 100;
+    const size_t allocBytes =
+        argc > 2 ? std::strtoull(argv[2], nullptr, 10) : kSmall * sizeof(float);
+    // And the stream: "nonblocking" as the lessons' (cudaStreamNonBlocking).
+    const bool nonBlocking = argc > 3 && std::string(argv[3]) == "nonblocking";
     float *in, *out;
-    CUDA_CHECK(cudaMalloc(&in, kSmall * sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&in, std::max(allocBytes, kSmall * sizeof(float))));
     CUDA_CHECK(cudaMalloc(&out, sizeof(float)));
     fillOnes<<<16, 256>>>(in, kSmall);
+    CUDA_CHECK(cudaDeviceSynchronize());  // before any other stream reads it
     size_t cubBytes = 0;
     CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, cubBytes, in, out,
                                       static_cast<int64_t>(kSmall)));
     void* cubTemp;
     CUDA_CHECK(cudaMalloc(&cubTemp, cubBytes));
     cudaStream_t s;
-    CUDA_CHECK(cudaStreamCreate(&s));
+    CUDA_CHECK(cudaStreamCreateWithFlags(
+        &s, nonBlocking ? cudaStreamNonBlocking : cudaStreamDefault));
     course::TimingOptions opt;
     opt.samples = 51;
-    opt.batch = 100;
+    opt.batch = batch;
     using K = void (*)(const float*, size_t, float*);
     struct V {
         const char* name;
@@ -208,8 +220,10 @@ int main() {
                     {"tile16", tileOnly},
                     {"v9-tile16", v9tile},
                     {"cub", nullptr}};
-    std::printf("graph-replayed us per call (median [q1, q3]), batch of %d\n",
-                opt.batch);
+    std::printf(
+        "graph-replayed us per call (median [q1, q3]), batch of %d, input "
+        "allocation %zu bytes, %s stream\n",
+        opt.batch, allocBytes, nonBlocking ? "non-blocking" : "default");
     std::printf("%8s", "n");
     for (const V& v : vs)
         std::printf(" %22s", v.name);
@@ -217,8 +231,9 @@ int main() {
     for (size_t n : {1, 3, 4, 8, 64, 256, 512, 1024, 2048, 4096}) {
         std::printf("%8zu", n);
         for (const V& v : vs) {
-            // check first: the sum of n ones is n
-            CUDA_CHECK(cudaMemset(out, 0, sizeof(float)));
+            // check first: the sum of n ones is n (on the stream, which
+            // need not wait for the legacy default stream, nor it for us)
+            CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(float), s));
             auto go = [&](cudaStream_t st) {
                 if (v.k) {
                     v.k<<<1, kThreads, 0, st>>>(in, n, out);
@@ -229,6 +244,7 @@ int main() {
                 }
             };
             go(s);
+            CUDA_CHECK(cudaStreamSynchronize(s));
             float got = 0;
             CUDA_CHECK(
                 cudaMemcpy(&got, out, sizeof got, cudaMemcpyDeviceToHost));
