@@ -272,6 +272,15 @@ class Page:
             return mark(f"{v.word} ({v.ratio:.3f}x)")
         raise TemplateProblem(f"style '{style}' is not known; expected 'word' or 'full'")
 
+    def reaches(self, a: dict, b: dict, target: float) -> str:
+        """Whether row `a` meets a speed target against row `b`: 'reaches'
+        when b's median time over a's is at least `target`, else 'falls
+        short of'. A target's outcome is computed, never typed."""
+        v = self._verdict(a, b)
+        if v is None:
+            return UNMEASURED
+        return "reaches" if v.ratio >= target else "falls short of"
+
     def _verdict(self, a: dict, b: dict):
         if not self.verified:
             return None
@@ -399,7 +408,12 @@ class Page:
                     cells.append("")
                     continue
                 v = cmp.verdict(ra[0]["samples_ms"], rb[0]["samples_ms"])
-                cells.append(mark(f"{ra[0]['median_ms'] * 1000:.2f} / {rb[0]['median_ms'] * 1000:.2f}, {v.word}"))
+                word = v.word
+                if word == cmp.UNDECIDED:
+                    # Why the rule cannot decide: the noisier row's spread
+                    # (half its interquartile range over its median).
+                    word += f" (spread ±{max(v.a.dispersion, v.b.dispersion) / 2:.1%})"
+                cells.append(mark(f"{ra[0]['median_ms'] * 1000:.2f} / {rb[0]['median_ms'] * 1000:.2f}, {word}"))
             lines.append("| " + " | ".join(cells) + " |")
         return "\n".join(lines) + "\n"
 

@@ -127,3 +127,34 @@ def test_where_verdict_names_the_sizes_the_rule_gives_that_word(lesson):
     assert where("the same") == "no size"
     with pytest.raises(render.TemplateProblem):
         where("ties")
+
+
+def test_the_versus_table_says_why_the_rule_could_not_decide(lesson):
+    """A 'not distinguishable' cell carries the noisier row's spread, so a
+    reader sees the measured reason beside the verdict."""
+    def row(v, n, samples):
+        s = sorted(samples)
+        return {"group": "s", "version": v, "elements": n, "timing": "cold", "median_ms": s[len(s) // 2],
+                "samples_ms": samples}
+    quiet = [1.0 + i / 10000 for i in range(11)]
+    noisy = [1.0 + (i % 2) * 0.2 for i in range(11)]  # half at 1.0, half at 1.2
+    rows = [row("a", 1, quiet), row("b", 1, [x * 2 for x in quiet]), row("a", 2, quiet), row("b", 2, noisy)]
+    page = render.Page(lesson, [], render.ev.State(lesson, "promoted", [], {}, {"results": {"rows": rows}}))
+    text = render.unmark(render.resolve_marks(page.versus_table({"group": "s", "version": "a"},
+                                                                {"group": "s", "version": "b"}, ["A", "B"],
+                                                                timings=["cold"])))
+    lines = text.splitlines()
+    assert lines[2].endswith(", faster |")
+    assert "not distinguishable (spread ±" in lines[3]
+    assert "%)" in lines[3]
+
+
+def test_a_target_is_reached_or_missed_by_the_medians(lesson):
+    def row(v, ms):
+        return {"group": "s", "version": v, "elements": 1, "timing": "cold", "median_ms": ms,
+                "samples_ms": [ms * (1 + i / 1000) for i in range(11)]}
+    page = render.Page(lesson, [], render.ev.State(lesson, "promoted", [], {},
+                                                   {"results": {"rows": [row("a", 1.0), row("b", 1.03)]}}))
+    a, b = {"group": "s", "version": "a"}, {"group": "s", "version": "b"}
+    assert page.reaches(a, b, 1.02) == "reaches"
+    assert page.reaches(a, b, 1.05) == "falls short of"
