@@ -410,9 +410,15 @@ class Page:
                 v = cmp.verdict(ra[0]["samples_ms"], rb[0]["samples_ms"])
                 word = v.word
                 if word == cmp.UNDECIDED:
-                    # Why the rule cannot decide: the noisier row's spread
-                    # (half its interquartile range over its median).
-                    word += f" (spread ±{max(v.a.dispersion, v.b.dispersion) / 2:.1%})"
+                    # Why the rule cannot decide: noise above what it allows
+                    # for "the same" (the noisier row's spread, half its
+                    # interquartile range over its median), or else rows
+                    # too close for a clear gap (how far apart the medians are).
+                    noise = max(v.a.dispersion, v.b.dispersion)
+                    if noise > cmp.SAME_DISPERSION:
+                        word += f" (spread ±{noise / 2:.1%})"
+                    else:
+                        word += f" (medians {abs(v.ratio - 1):.1%} apart)"
                 cells.append(mark(f"{ra[0]['median_ms'] * 1000:.2f} / {rb[0]['median_ms'] * 1000:.2f}, {word}"))
             lines.append("| " + " | ".join(cells) + " |")
         return "\n".join(lines) + "\n"
@@ -431,13 +437,15 @@ class Page:
             return UNMEASURED
         return mark(_format(rows[0][field], fmt))
 
-    def review(self, step: str, field: str = "passed", fmt: str = "") -> str:
+    def review(self, step: str, field: str = "passed", fmt: str = "", args: list | None = None) -> str:
         """What the review recorded for the first step whose name contains
-        `step`: 'passed', 'exit_code', 'errors', 'cuda_error', ..."""
+        `step` (and, given `args`, that ran with exactly those arguments:
+        one negative build may run twice): 'passed', 'exit_code', 'errors',
+        'cuda_error', ..."""
         if not self.verified:
             return UNMEASURED
         for s in self._review.get("steps", []):
-            if step in s.get("step", ""):
+            if step in s.get("step", "") and (args is None or s.get("args") == list(args)):
                 if field not in s:
                     raise TemplateProblem(f"review step '{s['step']}' has no '{field}'; it has: {', '.join(sorted(s))}")
                 v = s[field]

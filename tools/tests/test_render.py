@@ -130,15 +130,17 @@ def test_where_verdict_names_the_sizes_the_rule_gives_that_word(lesson):
 
 
 def test_the_versus_table_says_why_the_rule_could_not_decide(lesson):
-    """A 'not distinguishable' cell carries the noisier row's spread, so a
-    reader sees the measured reason beside the verdict."""
+    """A 'not distinguishable' cell says why: noise above the rule's limit
+    (the noisier row's spread), or rows too close for a clear gap."""
     def row(v, n, samples):
         s = sorted(samples)
         return {"group": "s", "version": v, "elements": n, "timing": "cold", "median_ms": s[len(s) // 2],
                 "samples_ms": samples}
     quiet = [1.0 + i / 10000 for i in range(11)]
     noisy = [1.0 + (i % 2) * 0.2 for i in range(11)]  # half at 1.0, half at 1.2
-    rows = [row("a", 1, quiet), row("b", 1, [x * 2 for x in quiet]), row("a", 2, quiet), row("b", 2, noisy)]
+    close = [1.003 + i / 10000 for i in range(11)]  # quiet, 0.3% slower: no clear gap
+    rows = [row("a", 1, quiet), row("b", 1, [x * 2 for x in quiet]), row("a", 2, quiet), row("b", 2, noisy),
+            row("a", 3, quiet), row("b", 3, close)]
     page = render.Page(lesson, [], render.ev.State(lesson, "promoted", [], {}, {"results": {"rows": rows}}))
     text = render.unmark(render.resolve_marks(page.versus_table({"group": "s", "version": "a"},
                                                                 {"group": "s", "version": "b"}, ["A", "B"],
@@ -146,7 +148,7 @@ def test_the_versus_table_says_why_the_rule_could_not_decide(lesson):
     lines = text.splitlines()
     assert lines[2].endswith(", faster |")
     assert "not distinguishable (spread ±" in lines[3]
-    assert "%)" in lines[3]
+    assert "not distinguishable (medians 0.3% apart)" in lines[4]
 
 
 def test_a_target_is_reached_or_missed_by_the_medians(lesson):
@@ -158,3 +160,16 @@ def test_a_target_is_reached_or_missed_by_the_medians(lesson):
     a, b = {"group": "s", "version": "a"}, {"group": "s", "version": "b"}
     assert page.reaches(a, b, 1.02) == "reaches"
     assert page.reaches(a, b, 1.05) == "falls short of"
+
+
+def test_a_review_step_can_be_picked_by_its_arguments(lesson):
+    steps = [{"step": "neg: reported", "args": ["--size", "1"], "exit_code": 0},
+             {"step": "neg: reported", "args": [], "exit_code": 1}]
+    page = render.Page(lesson, [], render.ev.State(lesson, "promoted", [], {},
+                                                   {"results": {"rows": []}, "review": {"steps": steps}}))
+
+    def get(**kw):
+        return render.unmark(render.resolve_marks(page.review("neg: reported", "exit_code", **kw)))
+    assert get() == "0"
+    assert get(args=[]) == "1"
+    assert get(args=["--size", "1"]) == "0"
