@@ -311,6 +311,26 @@ class Page:
             counts[word] = counts.get(word, 0) + 1
         return {k: mark(n) for k, n in counts.items()}
 
+    def split_verdicts(self, a: dict, over: str, values: list) -> dict:
+        """The rule applied to one row against itself: for each x in
+        `values`, (a + {over: x})'s alternate samples (first, third, ...)
+        against the others, counted by word. What the rule says of two
+        identical kernels, at this noise: the yardstick for a sweep's
+        verdicts."""
+        if not self.verified:
+            return {}
+        self._values_exist(a, a, over, values)
+        counts: dict[str, int] = {}
+        for x in values:
+            rows = self._select({**a, over: x})
+            samples = rows[0].get("samples_ms", []) if rows else []
+            if len(samples) < 4:
+                word = "unmeasured"
+            else:
+                word = cmp.verdict(samples[0::2], samples[1::2]).word
+            counts[word] = counts.get(word, 0) + 1
+        return {k: mark(n) for k, n in counts.items()}
+
     def where_verdict(self, a: dict, b: dict, over: str, values: list, word: str, fmt: str = ",") -> str:
         """The values x of `over` at which the rule calls (a + {over: x})
         against (b + {over: x}) `word`, as a phrase: '65,537 and 262,145',

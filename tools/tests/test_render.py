@@ -173,3 +173,16 @@ def test_a_review_step_can_be_picked_by_its_arguments(lesson):
     assert get() == "0"
     assert get(args=[]) == "1"
     assert get(args=["--size", "1"]) == "0"
+
+
+def test_a_row_split_against_itself_shows_what_noise_allows(lesson):
+    def row(n, samples):
+        return {"group": "s", "version": "a", "elements": n, "timing": "cold",
+                "median_ms": sorted(samples)[len(samples) // 2], "samples_ms": samples}
+    quiet = [1.0 + i / 100000 for i in range(12)]
+    noisy = [1.0 + 0.3 * ((i * 7) % 5) / 4 for i in range(12)]  # spread of tens of percent
+    page = render.Page(lesson, [], render.ev.State(lesson, "promoted", [], {},
+                                                   {"results": {"rows": [row(1, quiet), row(2, noisy)]}}))
+    counts = {k: render.unmark(render.resolve_marks(v))
+              for k, v in page.split_verdicts({"group": "s", "version": "a", "timing": "cold"}, "elements", [1, 2]).items()}
+    assert counts == {"the same": "1", "not distinguishable": "1"}
