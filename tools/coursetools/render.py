@@ -150,6 +150,15 @@ class Page:
         self._profile = (rec or {}).get("profile") or {}
         self._review = (rec or {}).get("review") or {}
         self._record = rec
+        # The rows never change while a page renders, and a sweep's template
+        # asks for the same rows and verdicts many times: both are remembered
+        # (a page of 61 sizes x 3 timings otherwise takes tens of seconds).
+        self._known_fields: dict[str, set] = {}
+        for row in self._rows:
+            for k, v in row.items():
+                self._known_fields.setdefault(k, set()).add(v if not isinstance(v, list) else None)
+        self._selected: dict[tuple, list[dict]] = {}
+        self._verdicts: dict[tuple, cmp.Verdict] = {}
 
     # -- snippets -------------------------------------------------------
     def snippet(self, name: str) -> str:
@@ -198,39 +207,27 @@ class Page:
         )
 
     # -- rows -----------------------------------------------------------
-    # The rows never change while a page renders, and a sweep's template
-    # asks for the same rows and verdicts many times: both are remembered
-    # (a page of 61 sizes x 3 timings otherwise takes tens of seconds).
-    def _known(self) -> dict[str, set]:
-        if getattr(self, "_known_cache", None) is None:
-            fields: dict[str, set] = {}
-            for row in self._rows:
-                for k, v in row.items():
-                    fields.setdefault(k, set()).add(v if not isinstance(v, list) else None)
-            self._known_cache = fields
-        return self._known_cache
-
     def _select(self, where: dict) -> list[dict]:
-        known = self._known()
+        known = self._known_fields
         if self._rows:
             for k in where:
                 if k not in known:
                     raise TemplateProblem(f"no row has a field '{k}'; the rows' fields are: {', '.join(sorted(known))}")
+        key = tuple(sorted(where.items()))
         try:
-            key = tuple(sorted(where.items()))
-            hash(key)
+            return self._selected[key]
+        except KeyError:
+            pass
         except TypeError:  # an unhashable value: select without remembering
             return [row for row in self._rows if all(row.get(k) == v for k, v in where.items())]
-        cache = self.__dict__.setdefault("_select_cache", {})
-        if key not in cache:
-            cache[key] = [row for row in self._rows if all(row.get(k) == v for k, v in where.items())]
-        return cache[key]
+        rows = self._selected[key] = [row for row in self._rows if all(row.get(k) == v for k, v in where.items())]
+        return rows
 
     def _field(self, row: dict, field: str):
         base, unit = (field.rsplit(":", 1) + [""])[:2] if ":" in field else (field, "")
         if base not in row:
             if self._rows and all(base not in r for r in self._rows):
-                raise TemplateProblem(f"no row has a field '{base}'; the rows' fields are: {', '.join(sorted(self._known()))}")
+                raise TemplateProblem(f"no row has a field '{base}'; the rows' fields are: {', '.join(sorted(self._known_fields))}")
             return None
         value = row[base]
         if unit:
@@ -300,11 +297,10 @@ class Page:
         ra, rb = self._select(a), self._select(b)
         if not ra or not rb or "samples_ms" not in ra[0] or "samples_ms" not in rb[0]:
             return None
-        cache = self.__dict__.setdefault("_verdict_cache", {})
-        key = (id(ra[0]), id(rb[0]))
-        if key not in cache:
-            cache[key] = cmp.verdict(ra[0]["samples_ms"], rb[0]["samples_ms"])
-        return cache[key]
+        key = (id(ra[0]), id(rb[0]))  # the rows live as long as the page
+        if key not in self._verdicts:
+            self._verdicts[key] = cmp.verdict(ra[0]["samples_ms"], rb[0]["samples_ms"])
+        return self._verdicts[key]
 
     def _values_exist(self, a: dict, b: dict, over: str, values) -> None:
         """Every value a verdict helper is given must select rows on both
@@ -315,18 +311,22 @@ class Page:
             if not self._select({**a, over: x}) or not self._select({**b, over: x}):
                 raise TemplateProblem(f"no rows with {over}={x!r} on both sides; pass values from page.values(...)")
 
+    @staticmethod
+    def _tally(words) -> dict:
+        """Words counted in the order they first appear, each count marked."""
+        counts: dict[str, int] = {}
+        for word in words:
+            counts[word] = counts.get(word, 0) + 1
+        return {k: mark(n) for k, n in counts.items()}
+
     def verdicts(self, a: dict, b: dict, over: str, values: list) -> dict:
         """How many of the rows (a + {over: x}) against (b + {over: x}), for
         each x in `values`, the rule calls each word: a sweep's summary."""
         if not self.verified:
             return {}
-        counts: dict[str, int] = {}
         self._values_exist(a, b, over, values)
-        for x in values:
-            v = self._verdict({**a, over: x}, {**b, over: x})
-            word = v.word if v else "unmeasured"
-            counts[word] = counts.get(word, 0) + 1
-        return {k: mark(n) for k, n in counts.items()}
+        verdicts = (self._verdict({**a, over: x}, {**b, over: x}) for x in values)
+        return self._tally(v.word if v else "unmeasured" for v in verdicts)
 
     def split_verdicts(self, a: dict, over: str, values: list) -> dict:
         """The rule applied to one row against itself: for each x in
@@ -337,16 +337,11 @@ class Page:
         if not self.verified:
             return {}
         self._values_exist(a, a, over, values)
-        counts: dict[str, int] = {}
-        for x in values:
-            rows = self._select({**a, over: x})
-            samples = rows[0].get("samples_ms", []) if rows else []
-            if len(samples) < 4:
-                word = "unmeasured"
-            else:
-                word = cmp.verdict(samples[0::2], samples[1::2]).word
-            counts[word] = counts.get(word, 0) + 1
-        return {k: mark(n) for k, n in counts.items()}
+
+        def word(x):
+            samples = self._select({**a, over: x})[0].get("samples_ms", [])
+            return cmp.verdict(samples[0::2], samples[1::2]).word if len(samples) >= 4 else "unmeasured"
+        return self._tally(word(x) for x in values)
 
     def where_verdict(self, a: dict, b: dict, over: str, values: list, word: str, fmt: str = ",") -> str:
         """The values x of `over` at which the rule calls (a + {over: x})
@@ -441,10 +436,10 @@ class Page:
             for t in timings:
                 ra = self._select({**where, **a, over: x, "timing": t})
                 rb = self._select({**where, **b, over: x, "timing": t})
-                if not ra or not rb:
+                v = self._verdict({**where, **a, over: x, "timing": t}, {**where, **b, over: x, "timing": t})
+                if v is None:
                     cells.append("")
                     continue
-                v = cmp.verdict(ra[0]["samples_ms"], rb[0]["samples_ms"])
                 word = v.word
                 if word == cmp.UNDECIDED:
                     # Why the rule cannot decide: noise above what it allows
