@@ -456,6 +456,19 @@ def _build(build: Path, targets: list[str]) -> str:
     return " ".join(["cmake", "--build", display_path(build), "--target", *targets])
 
 
+def copy_executable(src: Path, dst: Path) -> None:
+    """Copies an executable so that no process of ours ever holds it open
+    for writing. A child forked by any thread (the clock sampler starting
+    nvidia-smi) inherits every descriptor open at that moment and keeps it
+    until it execs; if one of them writes to the copy, exec of the copy
+    fails with 'Text file busy' (ETXTBSY). So the copy is written by a
+    separate `cp` process, whose descriptors none of our children share."""
+    proc = subprocess.run(["cp", "--", str(src), str(dst)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise UsageError(f"{display_path(src)}: cannot be copied to {display_path(dst)}: {proc.stderr.strip()}")
+    os.chmod(dst, 0o700)
+
+
 def _run_copy(binary: Path, args: list[str], tmp: Path, wrapper: list[str] | None = None,
               timeout: int = 3600) -> dict:
     """Copies `binary` to `tmp`, hashes the copy, runs it with `args` and
@@ -464,7 +477,7 @@ def _run_copy(binary: Path, args: list[str], tmp: Path, wrapper: list[str] | Non
     if not binary.is_file():
         raise UsageError(f"{display_path(binary)}: not built")
     exe = tmp / binary.name
-    shutil.copy2(binary, exe)
+    copy_executable(binary, exe)
     sha = sha256_file(exe)
     json_path = tmp / f"{binary.name}.results.json"
     with contextlib.suppress(FileNotFoundError):

@@ -296,3 +296,40 @@ def test_a_crash_half_way_leaves_no_file(tmp_path, monkeypatch):
     with pytest.raises(OSError):
         fsutil.write_atomic(tmp_path / "promoted.json", "{}")
     assert [p.name for p in tmp_path.rglob("*") if p.is_file()] == []
+
+
+def test_the_copied_executable_runs_while_other_threads_fork(repo):
+    """The record step runs a copy of the binary while a thread starts
+    nvidia-smi. A child forked while the copy was open for writing keeps
+    that descriptor until it execs, and exec of the copy then fails with
+    'Text file busy'. Here a thread forks children that linger without
+    exec'ing for the whole run: no descriptor of ours may be theirs."""
+    root, lesson = repo
+    stop = threading.Event()
+
+    def fork_forever():
+        children = []
+        while not stop.is_set():
+            pid = os.fork()
+            if pid == 0:  # the child: hold every inherited descriptor a while
+                stop.wait(0.1)
+                os._exit(0)
+            children.append(pid)
+            children = [c for c in children if os.waitpid(c, os.WNOHANG)[0] == 0]
+            if len(children) > 50:
+                stop.wait(0.002)
+        for c in children:
+            os.waitpid(c, 0)
+
+    threads = [threading.Thread(target=fork_forever, daemon=True) for _ in range(2)]
+    for t in threads:
+        t.start()
+    try:
+        for i in range(20):
+            with __import__("tempfile").TemporaryDirectory() as tmp:
+                run = ev._run_copy(root / "build" / "bin" / "day99_fake", [], __import__("pathlib").Path(tmp))
+                assert run["exit_code"] == 0, run["stderr"]
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
