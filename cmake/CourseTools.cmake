@@ -35,7 +35,7 @@ endif()
 set(COURSE_TOOL "${PROJECT_SOURCE_DIR}/tools/course")
 set(tool_env "COURSE_PYTHON=${COURSE_PYTHON}" "COURSE_BUILD_DIR=${CMAKE_BINARY_DIR}")
 file(GLOB_RECURSE tool_sources CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/tools/coursetools/*.py")
-set(header "${PROJECT_SOURCE_DIR}/common/course.cuh")
+file(GLOB_RECURSE header CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/common/*.cuh")
 
 get_property(lessons GLOBAL PROPERTY COURSE_LESSONS)
 set(snippet_outputs "")

@@ -82,7 +82,7 @@ def cmd_snippets(args) -> int:
         jobs = [(name, list(args.files))]
     else:
         _, chosen = _lessons(args.lesson)
-        jobs = [(l.target, [str(ROOT / s) for s in (*l.sources, manifest.HEADER)]) for l in chosen]
+        jobs = [(l.target, [str(ROOT / s) for s in (*l.sources, *manifest.header_files(ROOT))]) for l in chosen]
     trees, diags = {}, []
     for name, files in jobs:
         found, d = snippets.extract(files, ROOT, name)

@@ -1,7 +1,9 @@
 """House rules no compiler checks.
 
-  one header   every lesson includes common/course.cuh, and none defines
-               CUDA_CHECK or timeKernel itself: there is one copy of each.
+  one header   every lesson includes common/course.cuh (and none of its
+               parts directly), and none defines CUDA_CHECK or timeKernel
+               itself: there is one copy of each. common/ holds course.cuh
+               and its parts under common/course/, nothing else.
   format       clang-format (the pinned wheel) agrees with every source.
 """
 
@@ -14,9 +16,11 @@ import sys
 from pathlib import Path
 
 from .errors import Diagnostic, SourceError, UsageError
+from . import manifest
 from .manifest import ROOT
 
 OWN_MACRO_RE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(CUDA_CHECK|timeKernel)\b", re.MULTILINE)
+PART_INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](course/[^>"]*)[>"]', re.MULTILINE)
 OWN_FUNCTION_RE = re.compile(r"\btimeKernel\s*\([^;{}()]*(\([^;{}()]*\)[^;{}()]*)*\)\s*(const\s*)?\{")
 
 
@@ -29,9 +33,11 @@ def lesson_files(root: Path = ROOT) -> list[Path]:
 
 def one_header(root: Path = ROOT) -> list[Diagnostic]:
     diags = []
-    headers = sorted(p for p in (root / "common").iterdir() if p.is_file())
-    if [p.name for p in headers] != ["course.cuh"]:
-        diags.append(Diagnostic("common", 0, 0, f"expected exactly one header, common/course.cuh; found {[p.name for p in headers]}"))
+    others = sorted(p.relative_to(root).as_posix() for p in (root / "common").rglob("*")
+                    if p.is_file() and p.relative_to(root).as_posix() not in manifest.header_files(root))
+    if not (root / manifest.HEADER).is_file() or others:
+        diags.append(Diagnostic("common", 0, 0, "expected the one header, common/course.cuh, and its parts "
+                                f"(common/course/*.cuh) only; found also {others}"))
     for path in lesson_files(root):
         rel = path.relative_to(root).as_posix()
         text = path.read_text(encoding="utf-8", errors="replace")
@@ -42,6 +48,10 @@ def one_header(root: Path = ROOT) -> list[Diagnostic]:
                 diags.append(Diagnostic(rel, line, 1, f"{what} {name} itself; it must come from common/course.cuh"))
         if path.suffix == ".cu" and '#include "course.cuh"' not in text:
             diags.append(Diagnostic(rel, 1, 1, 'does not include "course.cuh", the one shared header'))
+        for m in PART_INCLUDE_RE.finditer(text):
+            line = text.count("\n", 0, m.start()) + 1
+            diags.append(Diagnostic(rel, line, 1, f'includes "{m.group(1)}", a part of the shared header; '
+                                    'include "course.cuh" alone'))
     return diags
 
 

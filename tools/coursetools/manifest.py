@@ -23,6 +23,16 @@ from .errors import Diagnostic, SourceError, UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
 HEADER = "common/course.cuh"
+# The header's parts: course.cuh includes them; a lesson includes only it.
+HEADER_PARTS = "common/course"
+
+
+def header_files(root: Path | None = None) -> tuple[str, ...]:
+    """The shared header as the tools read it: course.cuh, then every part
+    under common/course/ (sorted), each relative to the repository root."""
+    root = Path(root or ROOT)
+    parts = sorted(p.relative_to(root).as_posix() for p in (root / HEADER_PARTS).rglob("*.cuh") if p.is_file())
+    return (HEADER, *parts)
 LESSON_FILE = "lesson.toml"
 TARGET_RE = re.compile(r"^day[0-9]+_[a-z0-9_]+$")
 

@@ -744,7 +744,8 @@ def render_lesson(lesson: Lesson, keep_marks: bool = False) -> tuple[dict[Path, 
     state = ev.state_of(lesson)
     if not template_path.exists():
         return {}, [Diagnostic(shown, 0, 0, f"no page template; expected {TEMPLATE} in {lesson.dir}")], state
-    found, diags = snippets.extract([str(ROOT / s) for s in (*lesson.sources, manifest.HEADER)], ROOT, lesson.target)
+    found, diags = snippets.extract([str(ROOT / s) for s in (*lesson.sources, *manifest.header_files(ROOT))], ROOT,
+                                   lesson.target)
     known = sorted(s.name for s in found)
     try:
         text = read_source(template_path, ROOT).decode("utf-8")
