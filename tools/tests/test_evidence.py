@@ -12,7 +12,7 @@ import pytest
 
 from conftest import fake_lesson, write
 from coursetools import evidence as ev
-from coursetools import fsutil, signing
+from coursetools import fsutil, manifest, signing
 from coursetools.errors import EvidenceError, UsageError
 
 FAKE = r'''#!/usr/bin/env python3
@@ -42,6 +42,7 @@ def repo(tmp_path, monkeypatch, reviewer_key):
     binary = write(root / "build" / "bin" / "day99_fake", FAKE)
     binary.chmod(binary.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setattr(ev, "ROOT", root)
+    monkeypatch.setattr(manifest, "ROOT", root)  # the digest's file list is read from the tree too
     monkeypatch.setenv("COURSE_EVIDENCE_DIR", str(root / "evidence"))
     monkeypatch.setattr(ev, "_build", lambda build, targets: "cmake --build build --target " + " ".join(targets))
     monkeypatch.setattr(ev, "git_state", lambda root=None: (None, None))
