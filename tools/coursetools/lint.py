@@ -66,7 +66,7 @@ def format_files(root: Path = ROOT) -> list[Path]:
     """Every C++ source of the course: the header, the lessons and the
     research experiments."""
     return sorted(
-        list((root / "common").glob("*.cuh"))
+        list((root / "common").rglob("*.cuh"))
         + list((root / "lessons").rglob("*.cu"))
         + list((root / "research" / "experiments").glob("*.cu"))
     )
