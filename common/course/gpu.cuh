@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: MIT
+//
+// course/gpu.cuh: the capability gate: device 0, or a waived exit that
+// says what the lesson needs and what this machine has.
+
+#pragma once
+
+#include <string>
+
+#include <cuda_runtime.h>
+
+#include "course/check.cuh"
+#include "course/cli.cuh"
+
+namespace course {
+
+// A kernel with nothing to do: asking the runtime for its attributes tells
+// whether this build holds code the GPU can run.
+static __global__ void courseProbe() {}
+
+// The capability gate: returns device 0's properties, or exits with
+// kExitWaived after one sentence saying what the lesson needs and what
+// this machine has. It allocates nothing.
+inline cudaDeviceProp requireGpu(const LessonSpec& spec) {
+    int driver = 0;
+    cudaDriverGetVersion(&driver);
+    int count = 0;
+    const cudaError_t err = cudaGetDeviceCount(&count);
+    auto waive = [&](const std::string& why) {
+        std::fprintf(stderr, "%s: waived: it needs %s; %s.\n", spec.name,
+                     (std::string("a GPU of compute capability ") +
+                      std::to_string(spec.minMajor) + "." +
+                      std::to_string(spec.minMinor) + " or newer" +
+                      (spec.needsClusters ? " with cluster launch" : ""))
+                         .c_str(),
+                     why.c_str());
+        std::exit(kExitWaived);
+    };
+    if (driver == 0) {
+        waive("this machine has no NVIDIA driver (so no usable GPU)");
+    }
+    if (err == cudaErrorInsufficientDriver) {
+        int runtime = 0;
+        cudaRuntimeGetVersion(&runtime);
+        waive("the installed driver supports CUDA " +
+              std::to_string(driver / 1000) + "." +
+              std::to_string(driver % 1000 / 10) + ", older than the CUDA " +
+              std::to_string(runtime / 1000) + "." +
+              std::to_string(runtime % 1000 / 10) +
+              " runtime this program was built with");
+    }
+    if (err != cudaSuccess || count == 0) {
+        waive(std::string("this machine has no CUDA GPU (") +
+              (err != cudaSuccess ? cudaGetErrorString(err) : "no devices") +
+              ")");
+    }
+    cudaDeviceProp prop;
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    const std::string has = std::string("this machine's ") + prop.name +
+                            " is " + std::to_string(prop.major) + "." +
+                            std::to_string(prop.minor);
+    if (prop.major < spec.minMajor ||
+        (prop.major == spec.minMajor && prop.minor < spec.minMinor)) {
+        waive(has);
+    }
+    if (spec.needsClusters) {
+        int clusterLaunch = 0;
+        CUDA_CHECK(cudaDeviceGetAttribute(&clusterLaunch,
+                                          cudaDevAttrClusterLaunch, 0));
+        if (clusterLaunch == 0) {
+            waive(has +
+                  " and reports no cluster launch (a MIG slice or a "
+                  "virtualized GPU can do that)");
+        }
+    }
+    CUDA_CHECK(cudaSetDevice(0));
+    cudaFuncAttributes attrs;
+    const cudaError_t image = cudaFuncGetAttributes(&attrs, courseProbe);
+    if (image == cudaErrorNoKernelImageForDevice ||
+        image == cudaErrorInvalidDeviceFunction) {
+        cudaGetLastError();
+#ifdef __CUDA_ARCH_LIST__
+#define COURSE_STR2(...) #__VA_ARGS__
+#define COURSE_STR(...) COURSE_STR2(__VA_ARGS__)
+        const char* built = COURSE_STR(__CUDA_ARCH_LIST__);
+#else
+        const char* built = "unknown";
+#endif
+        waive(has + ", and this build holds no code for it (built for " +
+              built + "); rebuild with CMAKE_CUDA_ARCHITECTURES=" +
+              std::to_string(prop.major) + std::to_string(prop.minor));
+    }
+    CUDA_CHECK(image);
+    return prop;
+}
+
+}  // namespace course
