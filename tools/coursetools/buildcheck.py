@@ -20,7 +20,8 @@ import re
 import shlex
 from pathlib import Path
 
-from .manifest import ROOT, Lesson
+from . import manifest
+from .manifest import Lesson
 
 ALONE = {"-forward-unknown-to-host-compiler", "-O3", "-DNDEBUG", "-lineinfo", "-std=c++17", "-c"}
 PAIRS = {"-x": {"cu"}}
@@ -44,10 +45,11 @@ def _include_problems(rsp: Path, cuda_root: Path, root: Path) -> list[str]:
     return out
 
 
-def compile_extras(lesson: Lesson, build: Path, root: Path = ROOT) -> list[str]:
+def compile_extras(lesson: Lesson, build: Path, root: Path | None = None) -> list[str]:
     """Every token of the lesson's timed-target compile commands beyond the
     course's own (none to read where the generator writes no
     compile_commands.json)."""
+    root = Path(root or manifest.ROOT)
     path = Path(build) / "compile_commands.json"
     if not path.exists():
         # A generator that writes none (Visual Studio, Xcode): nothing to

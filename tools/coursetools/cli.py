@@ -32,7 +32,6 @@ from .errors import (
     report,
 )
 from .fsutil import check_no_links_between, ensure_owned_folder, replace_tree, write_atomic
-from .manifest import ROOT
 
 # Modules that need Jinja2 or MkDocs are imported where they are used, so
 # that `evidence record` and `review` run on a GPU machine with nothing
@@ -60,7 +59,7 @@ def _check_or_write(files: dict[Path, str], check: bool, fix_hint: str) -> list[
             raise OutOfDateError([f"{display_path(p)}: out of date; run: {fix_hint}" for p in stale])
         return []
     for p in stale:
-        check_no_links_between(p, ROOT)
+        check_no_links_between(p, manifest.ROOT)
     for p in stale:
         write_atomic(p, files[p])
     return stale
@@ -82,15 +81,15 @@ def cmd_snippets(args) -> int:
         jobs = [(name, list(args.files))]
     else:
         _, chosen = _lessons(args.lesson)
-        jobs = [(l.target, [str(ROOT / s) for s in (*l.sources, *manifest.header_files(ROOT))]) for l in chosen]
+        jobs = [(l.target, [str(manifest.ROOT / s) for s in (*l.sources, *manifest.header_files(manifest.ROOT))]) for l in chosen]
     trees, diags = {}, []
     for name, files in jobs:
-        found, d = snippets.extract(files, ROOT, name)
+        found, d = snippets.extract(files, manifest.ROOT, name)
         diags += d
         index = []
         content = {}
         for s in sorted(found, key=lambda s: s.name):
-            content[f"{s.name}.md"] = snippets.artifact_text(s, out / name, ROOT)
+            content[f"{s.name}.md"] = snippets.artifact_text(s, out / name, manifest.ROOT)
             index.append({"name": s.name, "source": s.path, "start": s.start, "end": s.end})
         content["index.json"] = json.dumps(index, indent=2) + "\n"
         trees[name] = content
@@ -103,8 +102,8 @@ def cmd_snippets(args) -> int:
             raise OutOfDateError([f"{display_path(p)}: out of date; run: tools/course snippets" for p in stale])
         print(f"snippets: {display_path(out)} is up to date")
         return EXIT_OK
-    ensure_owned_folder(out, ROOT)
-    written = [n for n, files in trees.items() if replace_tree(out / n, files, ROOT)]
+    ensure_owned_folder(out, manifest.ROOT)
+    written = [n for n, files in trees.items() if replace_tree(out / n, files, manifest.ROOT)]
     count = sum(len(f) - 1 for f in trees.values())
     print(f"snippets: {count} snippet(s) of {len(trees)} lesson(s) in {display_path(out)} "
           f"({len(written)} lesson folder(s) rewritten)")
@@ -165,8 +164,8 @@ def cmd_standalone(args) -> int:
                                   for p in stale])
         print(f"standalone: {display_path(out)} is up to date")
         return EXIT_OK
-    ensure_owned_folder(out, ROOT)
-    replace_tree(out, files, ROOT)
+    ensure_owned_folder(out, manifest.ROOT)
+    replace_tree(out, files, manifest.ROOT)
     print(f"standalone: {len(files)} single-file program(s) in {display_path(out)}")
     return EXIT_OK
 
@@ -402,7 +401,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("review", help="the hardware review on a GPU machine (sanitizers, negative builds)",
                        formatter_class=fmt)
-    s.add_argument("--build-dir", default=str(ROOT / "build-gpu"), help="the gpu-only preset's build folder")
+    s.add_argument("--build-dir", default=str(manifest.ROOT / "build-gpu"), help="the gpu-only preset's build folder")
     s.add_argument("-o", "--output", default=None, help="the summary to write (default: BUILD_DIR/review.json)")
     s.add_argument("--lesson", action="append", help="only this lesson's steps (repeatable); default: every lesson")
     s.set_defaults(func=cmd_review)

@@ -41,13 +41,14 @@ import threading
 import time
 from pathlib import Path
 
+from . import manifest
 from . import buildcheck
 from . import compare as cmp
 from . import digest as dg
 from . import signing
 from .errors import Diagnostic, EvidenceError, UsageError, display_path
 from .fsutil import create_new_atomic, write_atomic
-from .manifest import ROOT, Lesson, build_dir
+from .manifest import Lesson, build_dir
 
 SCHEMA = "course-evidence/2"
 OLD_SCHEMAS = ("course-evidence/1",)
@@ -61,7 +62,7 @@ UNVERIFIED_SOURCE_RE = re.compile(r"^\s*//\s*UNVERIFIED:", re.MULTILINE)
 
 
 def evidence_dir() -> Path:
-    return Path(os.environ.get("COURSE_EVIDENCE_DIR", ROOT / "evidence"))
+    return Path(os.environ.get("COURSE_EVIDENCE_DIR", manifest.ROOT / "evidence"))
 
 
 def record_path(lesson: Lesson, tag: str, base: Path | None = None) -> Path:
@@ -82,7 +83,7 @@ def check_tag(tag: str) -> None:
 
 
 def sources_digest(lesson: Lesson, root: Path | None = None) -> dict:
-    return dg.sources_digest(lesson.digest_files, root or ROOT)
+    return dg.sources_digest(lesson.digest_files, root or manifest.ROOT)
 
 
 def canonical(record: dict) -> bytes:
@@ -315,7 +316,7 @@ def _nvcc_version() -> str | None:
 def git_state(root: Path | None = None) -> tuple[str | None, bool | None]:
     """(commit, dirty) as git reports them, or (None, None) where the tree
     has no history (a copy sent to a GPU machine, say)."""
-    root = root or ROOT
+    root = root or manifest.ROOT
     try:
         head = subprocess.run(["git", "rev-parse", "--verify", "HEAD"], cwd=root, capture_output=True, text=True)
         status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
@@ -485,7 +486,7 @@ def _run_copy(binary: Path, args: list[str], tmp: Path, wrapper: list[str] | Non
     cmd = [*(wrapper or []), str(exe), *args, "--json", str(json_path)]
     started = time.monotonic()
     try:
-        proc = subprocess.run(cmd, capture_output=True, cwd=ROOT, timeout=timeout)
+        proc = subprocess.run(cmd, capture_output=True, cwd=manifest.ROOT, timeout=timeout)
         code, out, err = proc.returncode, proc.stdout, proc.stderr
     except subprocess.TimeoutExpired as e:
         code, out, err = -9, e.stdout or b"", (e.stderr or b"") + b"\n(killed after the time limit)"
@@ -525,7 +526,7 @@ def _profile(lesson: Lesson, binary: Path, tmp: Path) -> dict:
         exe = tmp / binary.name
         json_path = tmp / "profile.json"
         cmd = prof.command(ncu, metrics, str(exe), args, str(json_path))
-        proc = subprocess.run(cmd, capture_output=True, cwd=ROOT)
+        proc = subprocess.run(cmd, capture_output=True, cwd=manifest.ROOT)
         text = proc.stdout.decode("utf-8", errors="backslashreplace")
         names = []
         if json_path.exists():
@@ -727,7 +728,7 @@ def record_problems(lesson: Lesson, rec: dict, for_promotion: bool = True) -> li
                        "a lesson's own target takes none (a variant carries its defines)")
     if for_promotion:
         for rel in lesson.sources:
-            p = ROOT / rel
+            p = manifest.ROOT / rel
             if p.is_file() and UNVERIFIED_SOURCE_RE.search(p.read_text(encoding="utf-8", errors="replace")):
                 reasons.append(f"{rel} still carries an UNVERIFIED comment; remove it, then record again")
     return reasons

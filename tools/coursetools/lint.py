@@ -17,21 +17,22 @@ from pathlib import Path
 
 from .errors import Diagnostic, SourceError, UsageError
 from . import manifest
-from .manifest import ROOT
 
 OWN_MACRO_RE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(CUDA_CHECK|timeKernel)\b", re.MULTILINE)
 PART_INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](course/[^>"]*)[>"]', re.MULTILINE)
 OWN_FUNCTION_RE = re.compile(r"\btimeKernel\s*\([^;{}()]*(\([^;{}()]*\)[^;{}()]*)*\)\s*(const\s*)?\{")
 
 
-def lesson_files(root: Path = ROOT) -> list[Path]:
+def lesson_files(root: Path | None = None) -> list[Path]:
+    root = Path(root or manifest.ROOT)
     out = []
     for ext in ("*.cu", "*.cuh", "*.h", "*.hpp", "*.cpp"):
         out.extend((root / "lessons").rglob(ext))
     return sorted(out)
 
 
-def one_header(root: Path = ROOT) -> list[Diagnostic]:
+def one_header(root: Path | None = None) -> list[Diagnostic]:
+    root = Path(root or manifest.ROOT)
     diags = []
     others = sorted(p.relative_to(root).as_posix() for p in (root / "common").rglob("*")
                     if p.is_file() and p.relative_to(root).as_posix() not in manifest.header_files(root))
@@ -62,9 +63,10 @@ def clang_format_binary() -> str | None:
     return shutil.which("clang-format")
 
 
-def format_files(root: Path = ROOT) -> list[Path]:
+def format_files(root: Path | None = None) -> list[Path]:
     """Every C++ source of the course: the header, the lessons and the
     research experiments."""
+    root = Path(root or manifest.ROOT)
     return sorted(
         list((root / "common").rglob("*.cuh"))
         + list((root / "lessons").rglob("*.cu"))
@@ -72,10 +74,11 @@ def format_files(root: Path = ROOT) -> list[Path]:
     )
 
 
-def check_format(root: Path = ROOT, fix: bool = False) -> tuple[str, int]:
+def check_format(root: Path | None = None, fix: bool = False) -> tuple[str, int]:
     """The pinned clang-format's verdict on every source: returns its
     version and the number of files, or raises SourceError naming each
     place that differs and the command that fixes it."""
+    root = Path(root or manifest.ROOT)
     binary = clang_format_binary()
     if binary is None:
         raise UsageError("clang-format not found; the configure step installs the pinned wheel into build/venv "

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import re
 
+from . import manifest
 from . import render
 from .typednumbers import as_read, typed
 from .errors import Diagnostic
-from .manifest import ROOT, Lesson
+from .manifest import Lesson
 
 DATE_RE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 MARKED_RE = re.compile(re.escape(render.MARK_OPEN) + ".*?" + re.escape(render.MARK_CLOSE), re.S)
@@ -93,6 +94,6 @@ def check(lessons: list[Lesson], only=None) -> list[Diagnostic]:
         if page is None:
             continue
         allowed = {float(c) for c in lesson.info.constants}
-        shown = (lesson.path / render.TEMPLATE).relative_to(ROOT).as_posix()
+        shown = (lesson.path / render.TEMPLATE).relative_to(manifest.ROOT).as_posix()
         out += problems_in(page, allowed, days, shown)
     return out

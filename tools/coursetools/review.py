@@ -34,14 +34,13 @@ from . import digest as dg
 from . import manifest
 from .errors import UsageError, display_path
 from .fsutil import check_build_folder, check_output_file, ensure_owned_folder, write_atomic
-from .manifest import ROOT
 
 SCHEMA = "course-review/1"
 
 
 def _sh(cmd: list[str], log: Path, timeout: int = 1800) -> tuple[int, str]:
     try:
-        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, timeout=timeout)
+        proc = subprocess.run(cmd, cwd=manifest.ROOT, capture_output=True, timeout=timeout)
         code, text = proc.returncode, (proc.stdout + proc.stderr).decode("utf-8", errors="backslashreplace")
     except subprocess.TimeoutExpired as e:
         code = -9
@@ -140,7 +139,7 @@ def _summary(lessons, steps, only=None) -> dict:
         "schema": SCHEMA,
         "ran_at": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "gpu": gpu.stdout.strip() if gpu is not None and gpu.returncode == 0 else None,
-        "sources": {l.target: dg.sources_digest(l.digest_files, ROOT)["digest"] for l in lessons
+        "sources": {l.target: dg.sources_digest(l.digest_files, manifest.ROOT)["digest"] for l in lessons
                     if not only or l.target in only},
         "passed": all(s["passed"] is not False for s in steps) and bool(steps),
         "steps": steps,
@@ -149,11 +148,11 @@ def _summary(lessons, steps, only=None) -> dict:
 
 def main(build: Path, output: Path, say=print, only: list[str] | None = None) -> dict:
     build = Path(build)
-    check_build_folder(build, ROOT)
-    check_output_file(Path(output), ROOT)
+    check_build_folder(build, manifest.ROOT)
+    check_output_file(Path(output), manifest.ROOT)
     logs = build / "review-logs"
     build.mkdir(parents=True, exist_ok=True)
-    ensure_owned_folder(logs, ROOT)
+    ensure_owned_folder(logs, manifest.ROOT)
     summary = run(build, logs, say, only)
     write_atomic(output, json.dumps(summary, indent=1, sort_keys=True) + "\n")
     say(f"review: {'passed' if summary['passed'] else 'FAILED'}; summary written to {display_path(output)}, "

@@ -14,9 +14,9 @@ import re
 import textwrap
 from pathlib import Path
 
+from . import manifest
 from .errors import UsageError, display_path
 from .fsutil import write_atomic
-from .manifest import ROOT
 
 NAME_RE = re.compile(r"^day([0-9]{1,3})_([a-z][a-z0-9_]{0,27})$")
 MIN_CC_RE = re.compile(r"^([0-9]{1,2})\.([0-9])$")
@@ -201,10 +201,10 @@ def new_lesson(name: str, topic: str = "", min_cc: str = "7.5") -> list[Path]:
     topic = topic.strip() or slug.replace("_", " ").capitalize()
     if not re.fullmatch(r"[^\"\\\n{}@]{1,100}", topic):
         raise UsageError("--topic must be one line of at most 100 characters, without quotes, backslashes or braces")
-    folder = ROOT / "lessons" / name
+    folder = manifest.ROOT / "lessons" / name
     if folder.exists():
         raise UsageError(f"{display_path(folder)}: already exists; refusing to overwrite a lesson")
-    for other in (ROOT / "lessons").glob(f"day{day}_*"):
+    for other in (manifest.ROOT / "lessons").glob(f"day{day}_*"):
         raise UsageError(f"{display_path(other)}: day {day} already exists; choose another number")
     comment = "".join(f"// {line}\n" for line in textwrap.wrap(f"Day {day}: {topic} (a new lesson: replace this "
                                                               "skeleton with yours).", 74))

@@ -30,7 +30,6 @@ from . import manifest
 from . import explorer, standalone
 from .errors import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, display_path
 from .fsutil import ensure_owned_folder, replace_tree
-from .manifest import ROOT
 
 SITE_NAME = "CUDA, day by day"
 
@@ -149,7 +148,7 @@ def _admonitions(text: str) -> str:
 def _source_page(lesson: manifest.Lesson) -> str:
     parts = [f"# Source of day {lesson.day}\n"]
     for rel in lesson.sources:
-        code = (ROOT / rel).read_text(encoding="utf-8")
+        code = (manifest.ROOT / rel).read_text(encoding="utf-8")
         parts.append(f"`{rel}`\n\n``` cuda linenums=\"1\"\n{code}```\n")
     return "\n".join(parts)
 
@@ -203,7 +202,7 @@ def collect(lessons, standalone_dir: Path) -> dict[str, str | bytes]:
         files[f"docs/{name}/source.md"] = _source_page(l)
         for svg in sorted((l.path / "figures").glob("*.svg")):
             files[f"docs/{name}/figures/{svg.name}"] = svg.read_text(encoding="utf-8")
-    for note in sorted((ROOT / "research").glob("*.md")):
+    for note in sorted((manifest.ROOT / "research").glob("*.md")):
         files[f"docs/research/{note.name}"] = note.read_text(encoding="utf-8")
     return files
 
@@ -219,12 +218,12 @@ def build(out: Path) -> int:
         title = json.dumps(f"Day {l.day}: {l.topic}")
         nav.append(f"  - {title}:\n    - Lesson: {name}/index.md\n    - Source: {name}/source.md")
     nav.append("  - Research:")
-    for note in sorted((ROOT / "research").glob("*.md")):
+    for note in sorted((manifest.ROOT / "research").glob("*.md")):
         nav.append(f"    - research/{note.name}")
     files["mkdocs.yml"] = MKDOCS_YML.format(site_name=SITE_NAME, site_dir=json.dumps(str(out.resolve())), nav="\n".join(nav))
-    ensure_owned_folder(work, ROOT)
-    replace_tree(work, {k: v for k, v in files.items()}, ROOT)
-    ensure_owned_folder(out, ROOT)
+    ensure_owned_folder(work, manifest.ROOT)
+    replace_tree(work, {k: v for k, v in files.items()}, manifest.ROOT)
+    ensure_owned_folder(out, manifest.ROOT)
     mkdocs = Path(sys.prefix) / "bin" / "mkdocs"
     if not mkdocs.exists():
         print("site: mkdocs is not installed; the configure step installs it into build/venv", file=sys.stderr)
@@ -347,7 +346,7 @@ def _layout_and_screenshots(chromium: str, base: str, lesson, shots: Path) -> in
         print(f"site test: day {lesson.day} ({url}): {p}", file=sys.stderr)
     if not lesson.info.screenshot:
         return len(problems)
-    ensure_owned_folder(shots, ROOT)
+    ensure_owned_folder(shots, manifest.ROOT)
     name = Path(lesson.dir).name
     height = min(int(check["height"]) + 40, 60000)
     for shot, size in ((shots / f"{name}.png", "1280,2400"), (shots / f"{name}-full.png", f"1280,{height}")):

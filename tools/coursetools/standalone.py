@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import re
 
+from . import manifest
 from .errors import Diagnostic, SourceError
 from .fsutil import read_source
-from .manifest import HEADER, ROOT, Lesson
+from .manifest import HEADER, Lesson
 
 INCLUDE_RE = re.compile(r'^#include "course\.cuh"[ \t]*\r?$', re.MULTILINE)
 PART_RE = re.compile(r'^#include "(course/[a-z0-9_/]+\.cuh)"[ \t]*\r?\n', re.MULTILINE)
@@ -25,7 +26,7 @@ def _inlined(rel: str, seen: set[str]) -> str:
     """The header file `rel` (under common/) with its parts inlined, each
     part only the first time it is met (what #pragma once does)."""
     path = f"common/{rel}"
-    text = PRAGMA_RE.sub("", read_source(ROOT / path, ROOT).decode("utf-8"), count=1)
+    text = PRAGMA_RE.sub("", read_source(manifest.ROOT / path, manifest.ROOT).decode("utf-8"), count=1)
     out, last = [], 0
     for m in PART_RE.finditer(text):
         out.append(text[last:m.start()])
@@ -42,7 +43,7 @@ def standalone_text(lesson: Lesson) -> str:
     if len(lesson.sources) != 1:
         raise SourceError(Diagnostic(lesson.dir, 0, 0, "a standalone copy needs a one-file lesson"))
     src_rel = lesson.sources[0]
-    src = read_source(ROOT / src_rel, ROOT).decode("utf-8")
+    src = read_source(manifest.ROOT / src_rel, manifest.ROOT).decode("utf-8")
     matches = list(INCLUDE_RE.finditer(src))
     if len(matches) != 1:
         raise SourceError(Diagnostic(src_rel, 1, 1, f'expected exactly one #include "course.cuh", found {len(matches)}'))

@@ -43,8 +43,7 @@ def course(capsys):
 def in_tmp(tmp_path, monkeypatch):
     """A temporary folder that is the repository root for the tools."""
     monkeypatch.chdir(tmp_path)
-    for mod in (manifest, cli, render, evidence):
-        monkeypatch.setattr(mod, "ROOT", tmp_path)
+    monkeypatch.setattr(manifest, "ROOT", tmp_path)  # every tool reads the root from there
     return tmp_path
 
 

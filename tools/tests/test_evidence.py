@@ -41,8 +41,7 @@ def repo(tmp_path, monkeypatch, reviewer_key):
     write(root / "lessons" / "day99_fake" / "fake.cu", '#include "course.cuh"\nint main() {}\n')
     binary = write(root / "build" / "bin" / "day99_fake", FAKE)
     binary.chmod(binary.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setattr(ev, "ROOT", root)
-    monkeypatch.setattr(manifest, "ROOT", root)  # the digest's file list is read from the tree too
+    monkeypatch.setattr(manifest, "ROOT", root)
     monkeypatch.setenv("COURSE_EVIDENCE_DIR", str(root / "evidence"))
     monkeypatch.setattr(ev, "_build", lambda build, targets: "cmake --build build --target " + " ".join(targets))
     monkeypatch.setattr(ev, "git_state", lambda root=None: (None, None))

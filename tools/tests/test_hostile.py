@@ -262,7 +262,7 @@ def test_a_lesson_toml_error_names_its_line(page_repo):
 
 def test_review_never_writes_over_a_source_or_builds_into_one(course, tree, monkeypatch):
     from coursetools import review
-    monkeypatch.setattr(review, "ROOT", tree)
+    monkeypatch.setattr(manifest, "ROOT", tree)
     before = snapshot(tree)
     one_line_error(course("review", "--build-dir", str(tree / "build-gpu"), "-o", "lessons/day01_x/a.cu"), 2)
     one_line_error(course("review", "--build-dir", str(tree / "build-gpu"), "-o", "README.md"), 2)
@@ -567,7 +567,7 @@ def test_records_must_sit_in_their_own_lessons_folder(course, page_repo):
 
 def test_review_logs_replace_a_planted_link_instead_of_writing_through_it(tmp_path, monkeypatch):
     from coursetools import review
-    monkeypatch.setattr(review, "ROOT", tmp_path)
+    monkeypatch.setattr(manifest, "ROOT", tmp_path)
     victim = write(tmp_path / "lessons" / "day01_x" / "a.cu", GOOD)
     logs = tmp_path / "build-x" / "review-logs"
     logs.mkdir(parents=True)

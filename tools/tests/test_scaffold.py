@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from coursetools import lint, scaffold
+from coursetools import lint, manifest, scaffold
 
 
 @pytest.fixture
 def root(in_tmp, monkeypatch):
-    monkeypatch.setattr(scaffold, "ROOT", in_tmp)
+    monkeypatch.setattr(manifest, "ROOT", in_tmp)
     (in_tmp / "lessons").mkdir()
     return in_tmp
 

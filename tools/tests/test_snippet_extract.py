@@ -80,7 +80,6 @@ def test_artifacts_are_byte_for_byte_reproducible(course, tmp_path, monkeypatch)
         root = tmp_path / where
         write(root / "lessons" / "day01_x" / "a.cu", "// snippet: s\n\tint a;\n// end snippet\n")
         monkeypatch.chdir(root)
-        monkeypatch.setattr(cli, "ROOT", root)
         monkeypatch.setattr(manifest, "ROOT", root)
         assert course("snippets", "lessons/day01_x/a.cu", "--lesson", "day01_x", "-o", "build/snippets").code == 0
         results.append((root / "build/snippets/day01_x/s.md").read_bytes())
