@@ -15,8 +15,9 @@ import pytest
 TOOLS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TOOLS))
 
-from coursetools import cli, evidence, manifest, render  # noqa: E402
-from coursetools.manifest import Lesson, LessonInfo  # noqa: E402
+from coursetools import cli  # noqa: E402
+from coursetools.sources import manifest  # noqa: E402
+from coursetools.sources.manifest import Lesson, LessonInfo  # noqa: E402
 
 
 class Run:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from coursetools import compare as cmp
+from coursetools.evidence import verdict as cmp
 
 
 def around(median, spread, n=31):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from coursetools import cpplex, digest
+from coursetools.sources import cpplex, digest
 
 BASE = b'#include "course.cuh"\n#define F(x) (x + 1)\nint main() { const char* s = "a  b"; return F(2); }\n'
 

@@ -11,8 +11,15 @@ import threading
 import pytest
 
 from conftest import fake_lesson, write
-from coursetools import evidence as ev
-from coursetools import fsutil, manifest, signing
+from coursetools.evidence import compare as ev_compare
+from coursetools.evidence import plausibility as ev_plaus
+from coursetools.evidence import promote as ev_promote
+from coursetools.evidence import run as ev_run
+from coursetools.evidence import store as ev_store
+from coursetools.evidence import verify as ev_verify
+from coursetools import fsutil
+from coursetools.evidence import signing
+from coursetools.sources import manifest
 from coursetools.errors import EvidenceError, UsageError
 
 FAKE = r'''#!/usr/bin/env python3
@@ -43,8 +50,8 @@ def repo(tmp_path, monkeypatch, reviewer_key):
     binary.chmod(binary.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setattr(manifest, "ROOT", root)
     monkeypatch.setenv("COURSE_EVIDENCE_DIR", str(root / "evidence"))
-    monkeypatch.setattr(ev, "_build", lambda build, targets: "cmake --build build --target " + " ".join(targets))
-    monkeypatch.setattr(ev, "git_state", lambda root=None: (None, None))
+    monkeypatch.setattr(ev_run, "_build", lambda build, targets: "cmake --build build --target " + " ".join(targets))
+    monkeypatch.setattr(ev_run, "git_state", lambda root=None: (None, None))
     for k in ("FAKE_EXIT", "FAKE_CC", "FAKE_CHECK", "FAKE_GBPS"):
         monkeypatch.delenv(k, raising=False)
     pub = reviewer_key.with_suffix(".pub")
@@ -53,11 +60,11 @@ def repo(tmp_path, monkeypatch, reviewer_key):
 
 
 def record(root, lesson, tag="t1", commit="abc1234", clean=True):
-    return ev.record(lesson, tag, commit, clean, build=root / "build", timeline=False, profile=False)
+    return ev_run.record(lesson, tag, commit, clean, build=root / "build", timeline=False, profile=False)
 
 
 def promote(lesson, key, tag="t1"):
-    return ev.promote(lesson, tag, "A Reviewer", key, say=lambda *a: None)
+    return ev_promote.promote(lesson, tag, "A Reviewer", key, say=lambda *a: None)
 
 
 def test_record_holds_every_field_and_verifies(repo):
@@ -66,15 +73,15 @@ def test_record_holds_every_field_and_verifies(repo):
     for key in ("schema", "lesson", "tag", "recorded_at", "command", "exit_code", "stdout", "stderr",
                 "gpu", "toolchain", "git", "sources", "results", "executable", "digest"):
         assert key in rec, key
-    assert rec["schema"] == ev.SCHEMA
+    assert rec["schema"] == ev_store.SCHEMA
     assert rec["git"] == {"commit": "abc1234", "dirty": False, "source": "argument"}
     assert rec["executable"]["target"] == "day99_fake" and len(rec["executable"]["sha256"]) == 64
-    assert rec["executable"]["sha256"] == ev.sha256_file(root / "build" / "bin" / "day99_fake")
+    assert rec["executable"]["sha256"] == ev_store.sha256_file(root / "build" / "bin" / "day99_fake")
     assert rec["sources"]["method"] == "cpp-tokens/1"
     assert set(rec["sources"]["files"]) == {"common/course.cuh", "lessons/day99_fake/fake.cu"}
     assert rec["gpu"]["peak_dram_gbps"] > 4000
-    assert rec["digest"] == ev.record_digest(rec)
-    assert ev.record_problems(lesson, rec) == []
+    assert rec["digest"] == ev_store.record_digest(rec)
+    assert ev_promote.record_problems(lesson, rec) == []
 
 
 def test_a_record_is_never_overwritten(repo):
@@ -87,11 +94,11 @@ def test_a_record_is_never_overwritten(repo):
 def test_without_history_the_commit_is_needed_and_with_history_git_decides(repo, monkeypatch):
     root, lesson = repo
     with pytest.raises(UsageError, match="pass --commit"):
-        ev.record(lesson, "t2", None, None, build=root / "build", timeline=False, profile=False)
-    monkeypatch.setattr(ev, "git_state", lambda root=None: ("a" * 40, True))
+        ev_run.record(lesson, "t2", None, None, build=root / "build", timeline=False, profile=False)
+    monkeypatch.setattr(ev_run, "git_state", lambda root=None: ("a" * 40, True))
     with pytest.raises(UsageError, match="git decides"):
-        ev.record(lesson, "t3", "abc1234", True, build=root / "build", timeline=False, profile=False)
-    rec = json.loads(ev.record(lesson, "t4", None, None, build=root / "build", timeline=False,
+        ev_run.record(lesson, "t3", "abc1234", True, build=root / "build", timeline=False, profile=False)
+    rec = json.loads(ev_run.record(lesson, "t4", None, None, build=root / "build", timeline=False,
                                profile=False).read_text())
     assert rec["git"] == {"commit": "a" * 40, "dirty": True, "source": "git"}
 
@@ -139,7 +146,7 @@ def test_promotion_refused(repo, monkeypatch, reviewer_key, setup, reason):
             rec["stdout"] = rec["stdout"].replace("61.5", "41.5")
         else:
             rec["executable"]["target"] = "day98_other"
-            rec["digest"] = ev.record_digest(rec)
+            rec["digest"] = ev_store.record_digest(rec)
         path.write_text(json.dumps(rec))
     if reason == "UNVERIFIED comment":
         write(src, "// UNVERIFIED: not yet run\n" + src.read_text())
@@ -147,7 +154,7 @@ def test_promotion_refused(repo, monkeypatch, reviewer_key, setup, reason):
         promote(lesson, reviewer_key)
     assert e.value.code == 4
     assert any(reason in str(d) for d in e.value.diagnostics), e.value.diagnostics
-    assert not ev.promotions_path().exists()
+    assert not ev_store.promotions_path().exists()
 
 
 def promoted(repo, key):
@@ -155,7 +162,7 @@ def promoted(repo, key):
     record(root, lesson)
     entry = promote(lesson, key)
     assert entry["principal"] == "tester@example.org"
-    assert ev.verify([lesson]) == []
+    assert ev_verify.verify([lesson]) == []
     return root, lesson, root / "evidence" / entry["record"]
 
 
@@ -163,7 +170,7 @@ def test_a_comment_edit_keeps_the_evidence(repo, reviewer_key):
     root, lesson, _ = promoted(repo, reviewer_key)
     src = root / "lessons" / "day99_fake" / "fake.cu"
     src.write_text("// a typo fixed in a comment\n" + src.read_text().replace("int main", "int   main"))
-    assert ev.verify([lesson]) == []
+    assert ev_verify.verify([lesson]) == []
 
 
 def test_verify_catches_edited_stdout(repo, reviewer_key):
@@ -171,42 +178,42 @@ def test_verify_catches_edited_stdout(repo, reviewer_key):
     rec = json.loads(path.read_text())
     rec["stdout"] += "a faster number\n"
     path.write_text(json.dumps(rec))
-    assert any("altered" in p for p in ev.verify([lesson]))
+    assert any("altered" in p for p in ev_verify.verify([lesson]))
 
 
 def test_verify_catches_a_record_and_its_digests_recomputed_together(repo, reviewer_key):
     root, lesson, path = promoted(repo, reviewer_key)
     rec = json.loads(path.read_text())
     rec["results"]["rows"][0]["gbps"] = 2000.0
-    rec["digest"] = ev.record_digest(rec)  # the forger recomputes the record's digest
+    rec["digest"] = ev_store.record_digest(rec)  # the forger recomputes the record's digest
     path.write_text(json.dumps(rec))
-    promotions = json.loads(ev.promotions_path().read_text())
+    promotions = json.loads(ev_store.promotions_path().read_text())
     promotions["promoted"]["day99_fake"]["record_digest"] = rec["digest"]  # and the promotion's
-    ev.promotions_path().write_text(json.dumps(promotions))
-    problems = ev.verify([lesson])
+    ev_store.promotions_path().write_text(json.dumps(promotions))
+    problems = ev_verify.verify([lesson])
     assert any("signature does not verify" in p for p in problems), problems
 
 
 def test_verify_catches_a_promotion_entry_edited_by_hand(repo, reviewer_key):
     root, lesson, _ = promoted(repo, reviewer_key)
-    promotions = json.loads(ev.promotions_path().read_text())
+    promotions = json.loads(ev_store.promotions_path().read_text())
     promotions["promoted"]["day99_fake"]["promoted_by"] = "Somebody Else"
-    ev.promotions_path().write_text(json.dumps(promotions))
-    assert any("signature does not verify" in p for p in ev.verify([lesson]))
+    ev_store.promotions_path().write_text(json.dumps(promotions))
+    assert any("signature does not verify" in p for p in ev_verify.verify([lesson]))
 
 
 def test_verify_catches_an_unsigned_promotion(repo, reviewer_key):
     root, lesson, _ = promoted(repo, reviewer_key)
-    promotions = json.loads(ev.promotions_path().read_text())
+    promotions = json.loads(ev_store.promotions_path().read_text())
     del promotions["promoted"]["day99_fake"]["signature"]
-    ev.promotions_path().write_text(json.dumps(promotions))
-    assert any("unsigned" in p for p in ev.verify([lesson]))
+    ev_store.promotions_path().write_text(json.dumps(promotions))
+    assert any("unsigned" in p for p in ev_verify.verify([lesson]))
 
 
 def test_verify_catches_a_key_nobody_added(repo, reviewer_key, tmp_path):
     root, lesson, _ = promoted(repo, reviewer_key)
     (root / "evidence" / "allowed_signers").write_text("# no reviewers\n")
-    assert any("signature does not verify" in p for p in ev.verify([lesson]))
+    assert any("signature does not verify" in p for p in ev_verify.verify([lesson]))
 
 
 def test_verify_reapplies_the_rules_to_a_record_written_in_by_hand(repo, reviewer_key, monkeypatch):
@@ -215,28 +222,28 @@ def test_verify_reapplies_the_rules_to_a_record_written_in_by_hand(repo, reviewe
     root, lesson, _ = promoted(repo, reviewer_key)
     monkeypatch.setenv("FAKE_EXIT", "1")
     bad = record(root, lesson, tag="t9")
-    promotions = json.loads(ev.promotions_path().read_text())
+    promotions = json.loads(ev_store.promotions_path().read_text())
     entry = promotions["promoted"]["day99_fake"]
     rec = json.loads(bad.read_text())
     entry.update(tag="t9", record="records/day99_fake/t9.json", record_digest=rec["digest"],
                  executable_sha256=rec["executable"]["sha256"])
     entry["signature"] = signing.sign(entry, reviewer_key)
-    ev.promotions_path().write_text(json.dumps(promotions))
-    assert any("exited 1" in p for p in ev.verify([lesson]))
+    ev_store.promotions_path().write_text(json.dumps(promotions))
+    assert any("exited 1" in p for p in ev_verify.verify([lesson]))
 
 
 def test_verify_catches_a_source_edited_after_promotion(repo, reviewer_key):
     root, lesson, _ = promoted(repo, reviewer_key)
     src = root / "lessons" / "day99_fake" / "fake.cu"
     src.write_text(src.read_text().replace("{}", "{ return 0; }"))
-    problems = ev.verify([lesson])
+    problems = ev_verify.verify([lesson])
     assert problems and "stale" in problems[0] and "fake.cu" in problems[0]
 
 
 def test_verify_catches_a_deleted_record(repo, reviewer_key):
     root, lesson, path = promoted(repo, reviewer_key)
     path.unlink()
-    assert any("missing" in p for p in ev.verify([lesson]))
+    assert any("missing" in p for p in ev_verify.verify([lesson]))
 
 
 def test_two_promotes_at_once_both_land(repo, reviewer_key):
@@ -261,7 +268,7 @@ def test_two_promotes_at_once_both_land(repo, reviewer_key):
             t.start()
         for t in threads:
             t.join()
-        promoted_now = json.loads(ev.promotions_path().read_text())["promoted"]
+        promoted_now = json.loads(ev_store.promotions_path().read_text())["promoted"]
         assert set(promoted_now) == {"day99_fake", "day98_other"}
     assert not errors
 
@@ -269,18 +276,18 @@ def test_two_promotes_at_once_both_land(repo, reviewer_key):
 def test_malformed_evidence_files_are_named(repo, reviewer_key):
     root, lesson, path = promoted(repo, reviewer_key)
     path.write_text("[1, 2, 3]")
-    problems = ev.verify([lesson])
+    problems = ev_verify.verify([lesson])
     assert any("holds a JSON list, not an object" in p for p in problems), problems
-    ev.promotions_path().write_text("{not json")
+    ev_store.promotions_path().write_text("{not json")
     with pytest.raises(EvidenceError, match="promoted.json:1:2: error: is not valid JSON"):
-        ev.load_promotions()
+        ev_store.load_promotions()
 
 
 def test_compare_gives_a_verdict_for_every_shared_row(repo):
     root, lesson = repo
     a = json.loads(record(root, lesson, tag="a").read_text())
     b = json.loads(record(root, lesson, tag="b").read_text())
-    table = ev.compare_records(a, b)
+    table = ev_compare.compare_records(a, b)
     assert len(table) == 1 and table[0]["verdict"] in ("faster", "slower", "the same", "not distinguishable")
 
 
@@ -327,7 +334,7 @@ def test_the_copied_executable_runs_while_other_threads_fork(repo):
     try:
         for i in range(20):
             with __import__("tempfile").TemporaryDirectory() as tmp:
-                run = ev._run_copy(root / "build" / "bin" / "day99_fake", [], __import__("pathlib").Path(tmp))
+                run = ev_run._run_copy(root / "build" / "bin" / "day99_fake", [], __import__("pathlib").Path(tmp))
                 assert run["exit_code"] == 0, run["stderr"]
     finally:
         stop.set()

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from coursetools import explorer, manifest, standalone
+from coursetools.site import explorer
+from coursetools.sources import manifest, standalone
 
 
 def lessons():

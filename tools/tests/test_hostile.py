@@ -16,8 +16,15 @@ from pathlib import Path
 import pytest
 
 from conftest import TOOLS, fake_lesson, listing, write
-from coursetools import evidence as ev
-from coursetools import fsutil, manifest, render, snippets
+from coursetools.evidence import compare as ev_compare
+from coursetools.evidence import plausibility as ev_plaus
+from coursetools.evidence import promote as ev_promote
+from coursetools.evidence import run as ev_run
+from coursetools.evidence import store as ev_store
+from coursetools.evidence import verify as ev_verify
+from coursetools import fsutil
+from coursetools.pages import marks, page as page_api, render, rows as page_rows, sandbox
+from coursetools.sources import manifest, snippets
 from coursetools.errors import Interrupted
 
 GOOD = "// snippet: good\nint ok;\n// end snippet\n"
@@ -131,7 +138,7 @@ def test_sigterm_runs_the_cleanup(tmp_path):
         "import os, signal, sys, time\n"
         f"sys.path.insert(0, {str(TOOLS)!r})\n"
         "from coursetools import cli\n"
-        "import coursetools.cli as c\n"
+        "import coursetools.commands as c\n"
         "def slow(args):\n"
         "    os.kill(os.getpid(), signal.SIGTERM)\n"
         "    time.sleep(5)\n"
@@ -261,7 +268,7 @@ def test_a_lesson_toml_error_names_its_line(page_repo):
 
 
 def test_review_never_writes_over_a_source_or_builds_into_one(course, tree, monkeypatch):
-    from coursetools import review
+    from coursetools.evidence import review
     monkeypatch.setattr(manifest, "ROOT", tree)
     before = snapshot(tree)
     one_line_error(course("review", "--build-dir", str(tree / "build-gpu"), "-o", "lessons/day01_x/a.cu"), 2)
@@ -271,7 +278,7 @@ def test_review_never_writes_over_a_source_or_builds_into_one(course, tree, monk
 
 
 def test_render_removes_only_the_charts_it_made(tmp_path):
-    from coursetools import plots
+    from coursetools.pages import plots
     mine = write(tmp_path / "figures" / "chart.svg", "<svg>\n" + plots.GENERATED + "\n</svg>\n")
     authors = write(tmp_path / "figures" / "tree-diagram.svg", "<svg><title>drawn by hand</title></svg>")
     assert render._generated_figure(mine) and not render._generated_figure(authors)
@@ -314,7 +321,7 @@ def test_add_reviewer_cannot_speak_for_another_reviewer(course, page_repo, tmp_p
     ("garbage", "1 fields"),
 ])
 def test_allowed_signers_is_held_to_a_strict_shape(tmp_path, line, words):
-    from coursetools import signing
+    from coursetools.evidence import signing
     keys = []
     for name in ("k1", "k2"):
         subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / name)], check=True)
@@ -331,13 +338,13 @@ def test_allowed_signers_is_held_to_a_strict_shape(tmp_path, line, words):
     (b'const char* s = "a\\\n// x"; int hidden;\n', 1),
 ])
 def test_the_digest_refuses_a_backslash_that_hides_code_in_a_comment(src, line):
-    from coursetools import digest
+    from coursetools.sources import digest
     with pytest.raises(Exception, match=rf"a\.cu:{line}:\d+: error: .*sources digest refuses it"):
         digest.file_digest(src, "a.cu")
 
 
 def test_a_define_continued_over_lines_still_digests():
-    from coursetools import digest
+    from coursetools.sources import digest
     assert digest.file_digest(b"#define F(x) \\\n  ((x) + 1)\nint a = F(1);\n", "a.cu")
 
 
@@ -353,7 +360,7 @@ def test_a_define_continued_over_lines_still_digests():
 def test_impossible_rows_are_named(row, words):
     gpu = {"sm_count": 132, "memory_clock_khz": 3201000, "memory_bus_bits": 6016,
            "clocks": {"sm_mhz": {"max": 1980.0}}}
-    problems = ev.impossible_rows({"rows": [{"group": "g", **row}]}, gpu)
+    problems = ev_plaus.impossible_rows({"rows": [{"group": "g", **row}]}, gpu)
     assert any(words in p for p in problems), problems
 
 
@@ -363,7 +370,7 @@ def test_impossible_rows_are_named(row, words):
 def test_evidence_json_is_strict(tmp_path, text, words):
     path = write(tmp_path / "r.json", text)
     with pytest.raises(Exception, match=words):
-        ev.load_json(path, "a record")
+        ev_store.load_json(path, "a record")
 
 
 def test_deeply_nested_promotions_are_one_line(course, page_repo):
@@ -386,7 +393,7 @@ def test_a_stray_file_in_evidence_is_named(course, page_repo):
 
 @pytest.mark.parametrize("text", ["37x faster", "1234us", "4800GB/s", "2^999"])
 def test_numbers_with_units_or_exponents_are_numbers(text):
-    from coursetools import prose
+    from coursetools.pages import prose
     assert prose.problems_in(f"# t\n\nIt ran {text}.\n", {2.0}, set(), "t.j2"), text
 
 
@@ -449,13 +456,13 @@ def test_extra_compile_flags_on_the_timed_build_invalidate_its_record(page_repo)
     import dataclasses
     _, lesson = page_repo
     flagged = dataclasses.replace(lesson, extra_flags=("-DDAY99_READ_BEFORE_WAIT",))
-    reasons = ev.record_problems(flagged, {"results": {"rows": []}}, for_promotion=False)
+    reasons = ev_promote.record_problems(flagged, {"results": {"rows": []}}, for_promotion=False)
     assert any("flags of its own" in r and "DAY99_READ_BEFORE_WAIT" in r for r in reasons)
 
 
 def test_a_format_cannot_pad_a_number_to_a_huge_width():
-    with pytest.raises(render.TemplateProblem, match="at most two digits"):
-        render._format(1.0, "300000000")
+    with pytest.raises(marks.TemplateProblem, match="at most two digits"):
+        page_rows._format(1.0, "300000000")
 
 
 # ----------------------------------------------------------------------
@@ -468,7 +475,7 @@ def test_a_format_cannot_pad_a_number_to_a_huge_width():
     b"int a;\n// note \r int hidden;\n",              # a lone carriage return ends the comment
 ])
 def test_the_digest_refuses_every_splice_the_compiler_makes(src):
-    from coursetools import digest
+    from coursetools.sources import digest
     with pytest.raises(Exception, match=r"a\.cu:2:\d*:? ?error|a\.cu:2: error"):
         digest.file_digest(src, "a.cu")
 
@@ -486,7 +493,7 @@ def test_a_header_dropped_beside_the_sources_is_digested(page_repo):
 
 def test_a_compile_command_with_anything_extra_is_named(page_repo, tmp_path):
     import json as _json
-    from coursetools import buildcheck
+    from coursetools.binaries import flags as buildcheck
     root, lesson = page_repo
     build = tmp_path / "b"
     rsp = write(build / "lessons" / "day99_fake" / "CMakeFiles" / "day99_fake.dir" / "includes_CUDA.rsp",
@@ -509,13 +516,13 @@ def test_a_compile_command_with_anything_extra_is_named(page_repo, tmp_path):
 @pytest.mark.parametrize("text", [".37 faster", "_37_ faster", "&#x33;&#x37; faster", "\u00b3\u2077 faster",
                                   "\u3164" + "37 faster"])
 def test_numbers_in_disguise_are_numbers(text):
-    from coursetools import prose
+    from coursetools.pages import prose
     assert prose.problems_in(f"# t\n\nIt ran {text}.\n", {2.0}, set(), "t.j2"), text
 
 
 def test_a_format_cannot_type_digits_as_its_fill():
-    with pytest.raises(render.TemplateProblem):
-        render._format(1.0, "3>2.0f")
+    with pytest.raises(marks.TemplateProblem):
+        page_rows._format(1.0, "3>2.0f")
 
 
 def test_a_manifest_with_wrong_types_is_one_line(tmp_path):
@@ -566,7 +573,7 @@ def test_records_must_sit_in_their_own_lessons_folder(course, page_repo):
 
 
 def test_review_logs_replace_a_planted_link_instead_of_writing_through_it(tmp_path, monkeypatch):
-    from coursetools import review
+    from coursetools.evidence import review
     monkeypatch.setattr(manifest, "ROOT", tmp_path)
     victim = write(tmp_path / "lessons" / "day01_x" / "a.cu", GOOD)
     logs = tmp_path / "build-x" / "review-logs"
@@ -592,13 +599,13 @@ def test_a_build_folder_that_git_tracks_is_refused(tmp_path):
 def test_more_impossible_rows_are_named(row, words):
     gpu = {"sm_count": 132, "memory_clock_khz": 3201000, "memory_bus_bits": 6016, "l2_bytes": 62914560,
            "clocks": {"sm_mhz": {"max": 1980.0}}}
-    problems = ev.impossible_rows({"rows": [{"group": "g", **row}]}, gpu)
+    problems = ev_plaus.impossible_rows({"rows": [{"group": "g", **row}]}, gpu)
     assert any(words in p for p in problems), problems
 
 
 def test_timeline_rows_must_be_finite_and_not_negative():
     rec = {"timeline": {"results": {"rows": [{"kernel": "k", "first_start_us": -5.0, "last_end_us": float("inf")}]}}}
-    assert "first_start_us, last_end_us" in ev.impossible_timeline(rec)[0]
+    assert "first_start_us, last_end_us" in ev_plaus.impossible_timeline(rec)[0]
 
 
 # ----------------------------------------------------------------------
@@ -607,7 +614,7 @@ def test_timeline_rows_must_be_finite_and_not_negative():
 
 
 def test_a_comment_opener_inside_an_include_name_is_refused():
-    from coursetools import digest
+    from coursetools.sources import digest
     src = b"#include <cuda_runtime/*/../../x*/.h>\nint a;\n"
     with pytest.raises(Exception, match=r"a\.cu:1: error: an #include's file name"):
         digest.file_digest(src, "a.cu")
@@ -615,7 +622,7 @@ def test_a_comment_opener_inside_an_include_name_is_refused():
 
 
 def test_a_link_command_with_anything_extra_is_named(page_repo, tmp_path):
-    from coursetools import buildcheck
+    from coursetools.binaries import flags as buildcheck
     root, lesson = page_repo
     build = tmp_path / "b"
     write(build / "compile_commands.json", "[]")
@@ -636,7 +643,7 @@ def test_a_link_command_with_anything_extra_is_named(page_repo, tmp_path):
     '# t\n\n<span title="`">37</span><span title="`"></span>\n',   # raw HTML
 ])
 def test_more_disguises_are_caught(page):
-    from coursetools import prose
+    from coursetools.pages import prose
     assert prose.problems_in(page, {2.0}, {24, 77}, "t.j2"), page
 
 
@@ -657,7 +664,7 @@ def test_charts_and_sandbox_hold_the_same_rules(course, page_repo, text, words):
 
 def test_a_string_grown_past_the_memory_cap_is_one_line(course, page_repo, monkeypatch):
     root, _ = page_repo
-    monkeypatch.setattr(render, "RENDER_MEMORY_BYTES", 2 * 2**30)
+    monkeypatch.setattr(sandbox, "RENDER_MEMORY_BYTES", 2 * 2**30)
     text = "{% set s = 'x' * 4000000 %}" + "".join("{% set s = s ~ s %}" for _ in range(12)) + "{{ s | length }}"
     write(root / "lessons" / "day99_fake" / "README.md.j2", "# t\n\n" + text + "\n")
     r = course("render")
@@ -670,9 +677,9 @@ def test_verdict_counts_come_only_from_rows_the_record_holds(lesson_rows_page=No
     lesson = _fake(Path("/nonexistent"))
     rows = [{"group": "s", "version": v, "elements": 1, "timing": "cold", "median_ms": 1.0,
              "samples_ms": [1.0, 1.0, 1.0]} for v in ("a", "b")]
-    page = render.Page(lesson, [], ev.State(lesson, "promoted", [], {}, {"results": {"rows": rows}}))
+    page = page_api.Page(lesson, [], ev_verify.State(lesson, "promoted", [], {}, {"results": {"rows": rows}}))
     assert page.verdicts({"group": "s", "version": "a"}, {"group": "s", "version": "b"}, "elements", [1])
-    with pytest.raises(render.TemplateProblem, match="no rows with elements=37"):
+    with pytest.raises(marks.TemplateProblem, match="no rows with elements=37"):
         page.verdicts({"group": "s", "version": "a"}, {"group": "s", "version": "b"}, "elements", range(37, 38))
-    unverified = render.Page(lesson, [], ev.State(lesson, "unverified", [], None, None))
+    unverified = page_api.Page(lesson, [], ev_verify.State(lesson, "unverified", [], None, None))
     assert unverified.verdicts({}, {}, "elements", range(37)) == {}

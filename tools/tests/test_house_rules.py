@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from conftest import write
-from coursetools import lint, manifest, snippets
+from coursetools.sources import lint, manifest, snippets
 
 
 def tree(tmp_path, lesson_text):
@@ -77,7 +77,7 @@ def test_no_tool_names_a_day():
     import re
 
     tools = manifest.ROOT / "tools"
-    for path in [*tools.glob("coursetools/*.py"), *tools.glob("gpu/*"), tools / "course"]:
+    for path in [*tools.glob("coursetools/**/*.py"), *tools.glob("gpu/*"), tools / "course"]:
         text = path.read_text()
         hits = re.findall(r"\bday[0-9]+\w*", text)
         assert hits == [], f"{path.relative_to(manifest.ROOT)} names {hits}"

@@ -1,4 +1,4 @@
-from coursetools import plots
+from coursetools.pages import plots
 
 
 def test_scale_fits_the_largest_whisker():

@@ -3,7 +3,7 @@ a stated constant, a day, a date or a name's digits do not."""
 
 from __future__ import annotations
 
-from coursetools import prose, render
+from coursetools.pages import marks, page as page_api, prose, render, rows as page_rows
 
 
 def problems(text, allowed=(), days=(24, 77)):
@@ -12,7 +12,7 @@ def problems(text, allowed=(), days=(24, 77)):
 
 def test_typed_numbers_fail_and_helper_numbers_pass():
     assert problems("The kernel takes 41.3 us.")
-    assert problems(f"The kernel takes {render.mark('41.3')} us.") == []
+    assert problems(f"The kernel takes {marks.mark('41.3')} us.") == []
 
 
 def test_constants_days_dates_names_and_code_pass():
@@ -27,7 +27,7 @@ def test_a_day_number_outside_a_day_reference_still_counts():
 
 
 def test_the_real_pages_pass():
-    from coursetools import manifest
+    from coursetools.sources import manifest
 
     try:
         lessons = manifest.load()

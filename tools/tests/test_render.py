@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 
 from conftest import fake_lesson, write
-from coursetools import manifest, render
-from coursetools.manifest import ROOT as REAL_ROOT
+from coursetools.pages import marks, page as page_api, render, rows as page_rows
+from coursetools.sources import manifest
+from coursetools.sources.manifest import ROOT as REAL_ROOT
 
 SRC = '#include "course.cuh"\n// snippet: cluster-launch\nint launch;\n// end snippet\n'
 
@@ -51,7 +52,7 @@ def test_page_has_snippet_commands_and_unverified_notice_at_the_top(lesson):
     assert "[`lessons/day99_fake/fake.cu`, lines 3\u20133](fake.cu#L3-L3)" in page
     assert "cmake --build build --target day99_fake" in page
     assert page.split("\n")[3].startswith("> **UNVERIFIED.**"), page  # right under the title
-    assert "*(unmeasured)*" in page and render.MARK_OPEN not in page
+    assert "*(unmeasured)*" in page and marks.MARK_OPEN not in page
 
 
 def test_template_syntax_error_has_its_line(lesson):
@@ -100,14 +101,14 @@ def test_the_readme_table_lists_every_lesson():
 def test_a_table_column_can_come_from_the_rows_cold_twin(lesson):
     rows = [{"group": "h", "mode": m, "timing": t, "median_ms": ms}
             for m, t, ms in [("a", "batch", 0.010), ("a", "cold", 0.020), ("b", "batch", 0.030)]]
-    state = render.ev.State(lesson, "promoted", [], {}, {"results": {"rows": rows}})
-    page = render.Page(lesson, [], state)
+    state = render.ev_verify.State(lesson, "promoted", [], {}, {"results": {"rows": rows}})
+    page = page_api.Page(lesson, [], state)
     cols = [["row", "mode", ""], ["batch", "median_ms:us", ".1f"], ["cold", "median_ms:us", ".1f", {"timing": "cold"}]]
     text = page.table(cols, group="h", timing="batch")
-    lines = render.unmark(render.resolve_marks(text)).splitlines()
+    lines = marks.unmark(marks.resolve_marks(text)).splitlines()
     assert lines[2] == "| `a` | 10.0 | 20.0 |"  # the cold column is a's cold row, not its batch row again
     assert lines[3] == "| `b` | 30.0 |  |"  # no cold twin: an empty cell, never the batch value
-    with pytest.raises(render.TemplateProblem):
+    with pytest.raises(marks.TemplateProblem):
         page.table([["row", "mode", "", "cold"]], group="h")
 
 
@@ -117,15 +118,15 @@ def test_where_verdict_names_the_sizes_the_rule_gives_that_word(lesson):
                 "samples_ms": [ms * (1 + i / 1000) for i in range(11)]}
     rows = [row("a", 1, 1.0), row("b", 1, 2.0), row("a", 2, 2.0), row("b", 2, 1.0),
             row("a", 3, 3.0), row("b", 3, 1.5)]
-    page = render.Page(lesson, [], render.ev.State(lesson, "promoted", [], {}, {"results": {"rows": rows}}))
+    page = page_api.Page(lesson, [], render.ev_verify.State(lesson, "promoted", [], {}, {"results": {"rows": rows}}))
 
     def where(word):
         text = page.where_verdict({"group": "s", "version": "a"}, {"group": "s", "version": "b"}, "elements", [1, 2, 3], word)
-        return render.unmark(render.resolve_marks(text))
+        return marks.unmark(marks.resolve_marks(text))
     assert where("faster") == "1"
     assert where("slower") == "2 and 3"
     assert where("the same") == "no size"
-    with pytest.raises(render.TemplateProblem):
+    with pytest.raises(marks.TemplateProblem):
         where("ties")
 
 
@@ -141,8 +142,8 @@ def test_the_versus_table_says_why_the_rule_could_not_decide(lesson):
     close = [1.003 + i / 10000 for i in range(11)]  # quiet, 0.3% slower: no clear gap
     rows = [row("a", 1, quiet), row("b", 1, [x * 2 for x in quiet]), row("a", 2, quiet), row("b", 2, noisy),
             row("a", 3, quiet), row("b", 3, close)]
-    page = render.Page(lesson, [], render.ev.State(lesson, "promoted", [], {}, {"results": {"rows": rows}}))
-    text = render.unmark(render.resolve_marks(page.versus_table({"group": "s", "version": "a"},
+    page = page_api.Page(lesson, [], render.ev_verify.State(lesson, "promoted", [], {}, {"results": {"rows": rows}}))
+    text = marks.unmark(marks.resolve_marks(page.versus_table({"group": "s", "version": "a"},
                                                                 {"group": "s", "version": "b"}, ["A", "B"],
                                                                 timings=["cold"])))
     lines = text.splitlines()
@@ -155,7 +156,7 @@ def test_a_target_is_reached_or_missed_by_the_medians(lesson):
     def row(v, ms):
         return {"group": "s", "version": v, "elements": 1, "timing": "cold", "median_ms": ms,
                 "samples_ms": [ms * (1 + i / 1000) for i in range(11)]}
-    page = render.Page(lesson, [], render.ev.State(lesson, "promoted", [], {},
+    page = page_api.Page(lesson, [], render.ev_verify.State(lesson, "promoted", [], {},
                                                    {"results": {"rows": [row("a", 1.0), row("b", 1.03)]}}))
     a, b = {"group": "s", "version": "a"}, {"group": "s", "version": "b"}
     assert page.reaches(a, b, 1.02) == "reaches"
@@ -165,11 +166,11 @@ def test_a_target_is_reached_or_missed_by_the_medians(lesson):
 def test_a_review_step_can_be_picked_by_its_arguments(lesson):
     steps = [{"step": "neg: reported", "args": ["--size", "1"], "exit_code": 0},
              {"step": "neg: reported", "args": [], "exit_code": 1}]
-    page = render.Page(lesson, [], render.ev.State(lesson, "promoted", [], {},
+    page = page_api.Page(lesson, [], render.ev_verify.State(lesson, "promoted", [], {},
                                                    {"results": {"rows": []}, "review": {"steps": steps}}))
 
     def get(**kw):
-        return render.unmark(render.resolve_marks(page.review("neg: reported", "exit_code", **kw)))
+        return marks.unmark(marks.resolve_marks(page.review("neg: reported", "exit_code", **kw)))
     assert get() == "0"
     assert get(args=[]) == "1"
     assert get(args=["--size", "1"]) == "0"
@@ -181,8 +182,8 @@ def test_a_row_split_against_itself_shows_what_noise_allows(lesson):
                 "median_ms": sorted(samples)[len(samples) // 2], "samples_ms": samples}
     quiet = [1.0 + i / 100000 for i in range(12)]
     noisy = [1.0 + 0.3 * ((i * 7) % 5) / 4 for i in range(12)]  # spread of tens of percent
-    page = render.Page(lesson, [], render.ev.State(lesson, "promoted", [], {},
+    page = page_api.Page(lesson, [], render.ev_verify.State(lesson, "promoted", [], {},
                                                    {"results": {"rows": [row(1, quiet), row(2, noisy)]}}))
-    counts = {k: render.unmark(render.resolve_marks(v))
+    counts = {k: marks.unmark(marks.resolve_marks(v))
               for k, v in page.split_verdicts({"group": "s", "version": "a", "timing": "cold"}, "elements", [1, 2]).items()}
     assert counts == {"the same": "1", "not distinguishable": "1"}

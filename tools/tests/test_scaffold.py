@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from coursetools import lint, manifest, scaffold
+from coursetools.sources import lint, manifest, scaffold
 
 
 @pytest.fixture

@@ -3,8 +3,9 @@ browser test's judgments can fail."""
 
 from __future__ import annotations
 
-from coursetools import site
-from coursetools.manifest import Lesson
+from coursetools.site import browser as site_browser
+from coursetools.site import build as site_build
+from coursetools.sources.manifest import Lesson
 
 LESSON = Lesson(
     target="day77_x", day=77, topic="t", dir="lessons/day77_x", min_cc="9.0", sources=("lessons/day77_x/x.cu",),
@@ -17,16 +18,16 @@ VERIFIED = '<div class="admonition verified"><p>Recorded on NVIDIA H200</p></div
 
 def test_unverified_page_passes_only_while_unverified():
     dom = f"<h1>Day 77: t</h1>{CODE}{UNVERIFIED}"
-    assert site.page_problems(dom, LESSON, state_valid=False) == []
-    problems = site.page_problems(dom, LESSON, state_valid=True)
+    assert site_browser.page_problems(dom, LESSON, state_valid=False) == []
+    problems = site_browser.page_problems(dom, LESSON, state_valid=True)
     assert any("no provenance" in p for p in problems) and any("no plot" in p for p in problems)
 
 
 def test_verified_page_needs_title_and_code():
-    assert site.page_problems(f"<h1>Day 77</h1>{CODE}{VERIFIED}", LESSON, state_valid=True) == []
-    problems = site.page_problems(f"<h1>Day 7</h1>{VERIFIED}", LESSON, state_valid=True)
+    assert site_browser.page_problems(f"<h1>Day 77</h1>{CODE}{VERIFIED}", LESSON, state_valid=True) == []
+    problems = site_browser.page_problems(f"<h1>Day 7</h1>{VERIFIED}", LESSON, state_valid=True)
     assert any("title" in p for p in problems) and any("highlighted" in p for p in problems)
-    assert any("UNVERIFIED" in p for p in site.page_problems(f"<h1>Day 77</h1>{CODE}", LESSON, state_valid=False))
+    assert any("UNVERIFIED" in p for p in site_browser.page_problems(f"<h1>Day 77</h1>{CODE}", LESSON, state_valid=False))
 
 
 def test_links_are_rewritten_for_the_site():
@@ -34,7 +35,7 @@ def test_links_are_rewritten_for_the_site():
         "[`x.cu`, lines 3\u20135](x.cu#L3-L5) [r](../../research/REVIEW-PROCESS.md) "
         "[d](../day24_reduction/README.md) [web](https://example.org/a)"
     )
-    out = site._rewrite_links(text, LESSON, {"x.cu"})
+    out = site_build._rewrite_links(text, LESSON, {"x.cu"})
     assert "](source.md#__codelineno-0-3)" in out
     assert "](../research/REVIEW-PROCESS.md)" in out
     assert "](../day24_reduction/index.md)" in out
@@ -42,6 +43,6 @@ def test_links_are_rewritten_for_the_site():
 
 
 def test_notices_become_admonitions():
-    out = site._admonitions("> **UNVERIFIED.** no run\n**Recorded on H200.**\n")
+    out = site_build._admonitions("> **UNVERIFIED.** no run\n**Recorded on H200.**\n")
     assert '!!! unverified "UNVERIFIED: no verified output"' in out
     assert '!!! verified "Verified on real hardware"' in out

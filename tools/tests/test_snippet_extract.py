@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import write
-from coursetools import snippets
+from coursetools.sources import snippets
 
 
 def extract(text: str | bytes, path="lessons/day01_x/a.cu"):
@@ -73,7 +73,8 @@ def test_artifact_links_back_to_the_source_lines(course, in_tmp):
 
 def test_artifacts_are_byte_for_byte_reproducible(course, tmp_path, monkeypatch):
     """Two checkouts in different folders give identical bytes."""
-    from coursetools import cli, manifest
+    from coursetools import cli
+    from coursetools.sources import manifest
 
     results = []
     for where in ("one", "two/deeper"):

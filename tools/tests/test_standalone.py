@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from coursetools import manifest, snippets, standalone
+from coursetools.sources import manifest, snippets, standalone
 
 NVCC = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else None)
 

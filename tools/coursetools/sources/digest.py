@@ -15,8 +15,8 @@ import re
 from pathlib import Path
 
 from . import cpplex
-from .errors import Diagnostic, SourceError
-from .fsutil import read_source
+from ..errors import Diagnostic, SourceError
+from ..fsutil import read_source
 
 METHOD = "cpp-tokens/1"
 # An include directive's header name, <...> or "...": inside it, '/*' is

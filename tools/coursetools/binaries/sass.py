@@ -18,7 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .errors import SourceError, UsageError, display_path
+from ..errors import SourceError, UsageError, display_path
 
 INTERESTING = re.compile(
     r"SR_CgaCtaId|SR_SWINHI|PRMT|MAPA|\bLD\.E|\bLDS\b|UCGABAR|CGAERRBAR|CCTL|MEMBAR|REDG|ATOM|CLOCK"

@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 
 from . import manifest
-from .errors import Diagnostic, SourceError
-from .fsutil import read_source
+from ..errors import Diagnostic, SourceError
+from ..fsutil import read_source
 from .manifest import HEADER, Lesson
 
 INCLUDE_RE = re.compile(r'^#include "course\.cuh"[ \t]*\r?$', re.MULTILINE)

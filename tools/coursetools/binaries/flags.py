@@ -20,8 +20,8 @@ import re
 import shlex
 from pathlib import Path
 
-from . import manifest
-from .manifest import Lesson
+from ..sources import manifest
+from ..sources.manifest import Lesson
 
 ALONE = {"-forward-unknown-to-host-compiler", "-O3", "-DNDEBUG", "-lineinfo", "-std=c++17", "-c"}
 PAIRS = {"-x": {"cu"}}

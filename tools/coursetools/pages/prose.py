@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import re
 
-from . import manifest
-from . import render
-from .typednumbers import as_read, typed
-from .errors import Diagnostic
-from .manifest import Lesson
+from ..sources import manifest
+from . import marks, render
+from .numbers import as_read, typed
+from ..errors import Diagnostic
+from ..sources.manifest import Lesson
 
 DATE_RE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
-MARKED_RE = re.compile(re.escape(render.MARK_OPEN) + ".*?" + re.escape(render.MARK_CLOSE), re.S)
+MARKED_RE = re.compile(re.escape(marks.MARK_OPEN) + ".*?" + re.escape(marks.MARK_CLOSE), re.S)
 # Raw HTML in a page's prose could hide text from this check (an attribute
 # holding a backtick reads as code here, as markup to a browser).
 HTML_TAG_RE = re.compile(r"</?(?:a|abbr|b|big|br|cite|code|del|details|dfn|div|em|font|i|img|ins|kbd|mark|p|pre|q|"

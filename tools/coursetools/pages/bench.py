@@ -16,9 +16,9 @@ from pathlib import Path
 import jinja2
 import jinja2.sandbox
 
-from . import snippets
-from .fsutil import ensure_owned_folder, replace_tree, write_atomic
-from .manifest import build_dir
+from ..sources import snippets
+from ..fsutil import ensure_owned_folder, replace_tree, write_atomic
+from ..sources.manifest import build_dir
 
 
 def generate(root: Path, lessons: int, per_lesson: int) -> list[str]:

@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .errors import Diagnostic, SourceError, UsageError
+from ..errors import Diagnostic, SourceError, UsageError
 from . import manifest
 
 OWN_MACRO_RE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(CUDA_CHECK|timeKernel)\b", re.MULTILINE)

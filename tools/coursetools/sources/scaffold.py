@@ -15,8 +15,8 @@ import textwrap
 from pathlib import Path
 
 from . import manifest
-from .errors import UsageError, display_path
-from .fsutil import write_atomic
+from ..errors import UsageError, display_path
+from ..fsutil import write_atomic
 
 NAME_RE = re.compile(r"^day([0-9]{1,3})_([a-z][a-z0-9_]{0,27})$")
 MIN_CC_RE = re.compile(r"^([0-9]{1,2})\.([0-9])$")

@@ -28,8 +28,8 @@ import re
 from pathlib import Path
 
 from . import cpplex
-from .errors import Diagnostic
-from .fsutil import read_source
+from ..errors import Diagnostic
+from ..fsutil import read_source
 
 NAME_RE = r"[a-z0-9]+(?:-[a-z0-9]+)*"
 MAX_NAME = 64
@@ -327,7 +327,7 @@ def extract(paths: list[str], root: Path, label: str) -> tuple[list[Snippet], li
     """Parses every file of one lesson (`label` names it in messages) and
     reports duplicate names. Paths in diagnostics and artifacts are
     relative to `root`; each file must be a regular file inside it."""
-    from .errors import SourceError
+    from ..errors import SourceError
 
     root = Path(root).resolve()
     found: list[Snippet] = []

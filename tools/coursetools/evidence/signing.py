@@ -21,7 +21,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from .errors import EvidenceError, UsageError
+from ..errors import EvidenceError, UsageError
 
 NAMESPACE = "course-evidence"
 
@@ -137,7 +137,7 @@ def parse_allowed(path: Path) -> list[dict]:
     principal, only the course's namespace and validity options, a known
     key type with a well-formed key, each key once, and one line per
     principal. EvidenceError (exit 4) names the line otherwise."""
-    from .errors import display_path
+    from ..errors import display_path
     shown = display_path(path)
     try:
         text = Path(path).read_text(encoding="utf-8")

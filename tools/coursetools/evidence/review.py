@@ -30,10 +30,10 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from . import digest as dg
-from . import manifest
-from .errors import UsageError, display_path
-from .fsutil import check_build_folder, check_output_file, ensure_owned_folder, write_atomic
+from ..sources import digest as dg
+from ..sources import manifest
+from ..errors import UsageError, display_path
+from ..fsutil import check_build_folder, check_output_file, ensure_owned_folder, write_atomic
 
 SCHEMA = "course-review/1"
 

@@ -1,0 +1,283 @@
+"""What each `course` command does, one function a command; cli.py parses
+the command line and maps errors to exit codes. Modules that need Jinja2
+or MkDocs are imported where they are used, so that `evidence record` and
+`review` run on a GPU machine with nothing but Python's standard library."""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+from .errors import EXIT_OK, EvidenceError, OutOfDateError, SourceError, UsageError, display_path
+from .fsutil import check_no_links_between, ensure_owned_folder, replace_tree, write_atomic
+from .sources import manifest
+
+
+def _lessons(names=None):
+    lessons = manifest.load()
+    if not names:
+        return lessons, lessons
+    return lessons, [manifest.find(lessons, n) for n in names]
+
+
+def _check_or_write(files: dict[Path, str], check: bool, fix_hint: str) -> list[Path]:
+    """--check: OutOfDateError naming each file that differs and the
+    command that fixes it; otherwise writes the changed ones."""
+    stale = [p for p, text in sorted(files.items()) if not p.exists() or p.read_text(encoding="utf-8") != text]
+    if check:
+        if stale:
+            raise OutOfDateError([f"{display_path(p)}: out of date; run: {fix_hint}" for p in stale])
+        return []
+    for p in stale:
+        check_no_links_between(p, manifest.ROOT)
+    for p in stale:
+        write_atomic(p, files[p])
+    return stale
+
+
+def cmd_snippets(args) -> int:
+    from .sources import snippets
+
+    out = Path(args.output)
+    if args.files:
+        if not args.lesson or len(args.lesson) != 1:
+            raise UsageError("course snippets FILE...: name the lesson they belong to with one --lesson NAME")
+        name = args.lesson[0]
+        if not manifest.TARGET_RE.match(name):
+            raise UsageError(f"--lesson '{name}' is not a lesson name; expected dayNN_topic")
+        jobs = [(name, list(args.files))]
+    else:
+        _, chosen = _lessons(args.lesson)
+        jobs = [(l.target, [str(manifest.ROOT / s) for s in (*l.sources, *manifest.header_files(manifest.ROOT))]) for l in chosen]
+    trees, diags = {}, []
+    for name, files in jobs:
+        found, d = snippets.extract(files, manifest.ROOT, name)
+        diags += d
+        index = []
+        content = {}
+        for s in sorted(found, key=lambda s: s.name):
+            content[f"{s.name}.md"] = snippets.artifact_text(s, out / name, manifest.ROOT)
+            index.append({"name": s.name, "source": s.path, "start": s.start, "end": s.end})
+        content["index.json"] = json.dumps(index, indent=2) + "\n"
+        trees[name] = content
+    if diags:
+        raise SourceError(diags + [f"{len(diags)} error(s); nothing written"])
+    if args.check:
+        stale = [out / n / f for n, files in trees.items() for f, text in files.items()
+                 if not (out / n / f).is_file() or (out / n / f).read_text(encoding="utf-8") != text]
+        if stale:
+            raise OutOfDateError([f"{display_path(p)}: out of date; run: tools/course snippets" for p in stale])
+        print(f"snippets: {display_path(out)} is up to date")
+        return EXIT_OK
+    ensure_owned_folder(out, manifest.ROOT)
+    written = [n for n, files in trees.items() if replace_tree(out / n, files, manifest.ROOT)]
+    count = sum(len(f) - 1 for f in trees.values())
+    print(f"snippets: {count} snippet(s) of {len(trees)} lesson(s) in {display_path(out)} "
+          f"({len(written)} lesson folder(s) rewritten)")
+    return EXIT_OK
+
+
+def cmd_render(args) -> int:
+    from .pages import render
+
+    lessons, chosen = _lessons(args.lesson)
+    files, stale_lessons, orphans = render.render_all(lessons, [l.target for l in chosen])
+    if args.check and orphans:
+        raise OutOfDateError([f"{display_path(p)}: a figure no page uses any more; run: tools/course render"
+                              for p in orphans])
+    written = _check_or_write(files, args.check, "tools/course render (or the build: cmake --build build)")
+    for p in orphans:
+        p.unlink()
+    for target, reasons in stale_lessons:
+        print(
+            f"render: {target}: its code changed since the promoted run ({'; '.join(reasons)}); "
+            "the page says UNVERIFIED at the top and keeps its figures marked as the older code's. "
+            "To fix: record on a GPU and promote (research/REVIEW-PROCESS.md), or revert the change.",
+            file=sys.stderr,
+        )
+    if args.check:
+        print(f"render: {len(files)} generated file(s) up to date")
+    else:
+        print(f"render: {len(written)} of {len(files)} generated file(s) written"
+              + (": " + ", ".join(display_path(p) for p in written) if written else " (all up to date)")
+              + (f"; removed {len(orphans)} unused figure(s)" if orphans else ""))
+    return EXIT_OK
+
+
+def cmd_prose(args) -> int:
+    from .pages import prose
+
+    lessons, chosen = _lessons(args.lesson)
+    problems = prose.check(lessons, [l.target for l in chosen])
+    if problems:
+        raise SourceError(problems)
+    print(f"prose: every number in {len(chosen)} page(s) comes from a page helper or a stated constant")
+    return EXIT_OK
+
+
+def cmd_standalone(args) -> int:
+    from .sources import standalone
+
+    lessons, _ = _lessons()
+    out = Path(args.output)
+    files = standalone.standalone_files(lessons)
+    if args.check:
+        stale = [out / n for n, t in files.items() if not (out / n).is_file() or (out / n).read_text() != t]
+        if stale:
+            raise OutOfDateError([f"{display_path(p)}: out of date; run: tools/course standalone -o {display_path(out)}"
+                                  for p in stale])
+        print(f"standalone: {display_path(out)} is up to date")
+        return EXIT_OK
+    ensure_owned_folder(out, manifest.ROOT)
+    replace_tree(out, files, manifest.ROOT)
+    print(f"standalone: {len(files)} single-file program(s) in {display_path(out)}")
+    return EXIT_OK
+
+
+def cmd_new(args) -> int:
+    from .sources import scaffold
+
+    written = scaffold.new_lesson(args.name, args.topic, args.min_cc)
+    print("new: wrote " + ", ".join(display_path(p) for p in written))
+    print("new: now run the README's two commands (cmake --workflow --preset course; ctest --preset course)")
+    return EXIT_OK
+
+
+def cmd_record(args) -> int:
+    from .evidence import run, store
+
+    build = Path(args.build_dir) if args.build_dir else manifest.build_dir()
+    lessons = manifest.load(build / "course-manifest.json")  # a bad manifest is a one-line error here
+    info = json.loads((build / "course-manifest.json").read_text(encoding="utf-8"))
+    lesson = manifest.find(lessons, args.lesson)
+    path = run.record(
+        lesson, args.tag, args.commit, args.clean, build=build, extra_args=args.args,
+        profile=not args.no_profile, timeline=not args.no_timeline,
+        review=Path(args.review) if args.review else None, manifest_info=info,
+    )
+    rec = store.load_record(path)
+    print(f"record: wrote {display_path(path)}: exit code {rec['exit_code']}, {rec['gpu']['name']}, "
+          f"executable {rec['executable']['sha256'][:12]}, sources {rec['sources']['digest'][:12]}; "
+          "commit it, promoted or not")
+    return EXIT_OK
+
+
+def cmd_promote(args) -> int:
+    from .evidence import promote
+
+    _, (lesson,) = _lessons([args.lesson])
+    entry = promote.promote(lesson, args.tag, args.by, Path(args.key))
+    print(f"promote: {entry['record']} promoted for {lesson.target}, signed by {entry['principal']} "
+          f"({entry['promoted_by']}) in evidence/promoted.json; now run: tools/course render")
+    return EXIT_OK
+
+
+def cmd_verify(args) -> int:
+    from .evidence import store, verify
+
+    lessons, _ = _lessons()
+    problems = verify.verify(lessons)
+    if problems:
+        raise EvidenceError([f"evidence: {p}" for p in problems]
+                            + ["evidence: to fix: record on a GPU and promote again (research/REVIEW-PROCESS.md)"])
+    promoted = store.load_promotions()["promoted"]
+    print(f"evidence: {len(promoted)} promoted record(s): signatures valid, records intact, "
+          "every promotion rule holds for today's sources")
+    return EXIT_OK
+
+
+def cmd_status(args) -> int:
+    from .evidence import verify
+
+    for lesson in manifest.load():
+        st = verify.state_of(lesson)
+        where = f" ({st.entry['tag']}, {st.entry.get('gpu')})" if st.entry else ""
+        print(f"day {lesson.day:>3}  {lesson.target:<28} {st.state}{where}")
+        for r in st.reasons if not st.valid else []:
+            print(f"      {r}")
+    return EXIT_OK
+
+
+def cmd_compare(args) -> int:
+    from .evidence import compare, store
+
+    _, (lesson,) = _lessons([args.lesson])
+    recs = [store.load_record(store.record_path(lesson, t)) for t in (args.tag_a, args.tag_b)]
+    table = compare.compare_records(*recs)
+    if args.json:
+        print(json.dumps({"lesson": lesson.target, "a": args.tag_a, "b": args.tag_b, "rows": table}, indent=1))
+    else:
+        print(compare.format_comparison(table, args.tag_a, args.tag_b))
+    return EXIT_OK
+
+
+def cmd_add_reviewer(args) -> int:
+    from .evidence import signing, store
+
+    line = signing.public_key_line(args.principal, Path(args.key))
+    name = signing.check_name(args.name)
+    path = signing.allowed_signers_path(store.evidence_dir())
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    if path.exists():
+        signing.parse_allowed(path)
+    new = text + (f"# {name}\n" if name else "") + line + "\n"
+    with tempfile.TemporaryDirectory() as tmp:  # the file as it would be, checked whole first
+        trial = Path(tmp) / "allowed_signers"
+        trial.write_text(new, encoding="utf-8")
+        try:
+            signing.parse_allowed(trial)
+        except EvidenceError as e:
+            raise UsageError(str(e).replace(str(trial), display_path(path)))
+    write_atomic(path, new)
+    print(f"add-reviewer: {args.principal} added to {display_path(path)}; commit it")
+    return EXIT_OK
+
+
+def cmd_review(args) -> int:
+    from .evidence import review
+
+    review.main(Path(args.build_dir), Path(args.output or Path(args.build_dir) / "review.json"), only=args.lesson)
+    return EXIT_OK
+
+
+def cmd_lint(args) -> int:
+    from .sources import lint
+
+    diags = lint.one_header()
+    if diags:
+        raise SourceError(diags)
+    print("lint: every lesson includes common/course.cuh and none defines CUDA_CHECK or timeKernel")
+    return EXIT_OK
+
+
+def cmd_format(args) -> int:
+    from .sources import lint
+
+    version, count = lint.check_format(fix=args.fix)
+    print(f"format: {version}: {count} source(s) formatted" + (" (fixed)" if args.fix else ""))
+    return EXIT_OK
+
+
+def cmd_sass(args) -> int:
+    from .binaries import sass
+
+    lessons, _ = _lessons()
+    checked = sass.check_all(lessons)
+    print(f"sass: {checked} declared expectation(s) hold in the built binaries")
+    return EXIT_OK
+
+
+def cmd_site(args) -> int:
+    from .site import browser, build
+
+    if args.site_command == "build":
+        return build.build(Path(args.output))
+    return browser.browser_test(Path(args.output), Path(args.screenshots))
+
+
+def cmd_bench(args) -> int:
+    from .pages import bench
+
+    return bench.run(args.lessons, args.snippets)

@@ -1,0 +1,174 @@
+"""The promotion rules and the reviewer's gate. `promote` refuses, naming
+every reason, unless every rule holds: the run exited 0 and every check
+passed; the record's digest verifies and it is well formed; its sources
+digest equals today's; git said the tree was clean; the GPU meets the
+lesson's minimum; the executable was the lesson's own build target; no
+row is faster than the device allows. The entry is signed with the
+reviewer's SSH key and written to evidence/promoted.json under a lock."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import fcntl
+import json
+import os
+import re
+import time
+from pathlib import Path
+
+from ..binaries import flags as buildcheck
+from ..errors import EvidenceError, UsageError, display_path
+from ..fsutil import write_atomic
+from ..sources import manifest
+from ..sources.manifest import Lesson
+from . import signing
+from .compare import compare_records, format_comparison
+from .plausibility import impossible_rows, impossible_timeline
+from .store import (COMMIT_RE, PROMOTIONS_SCHEMA, SCHEMA, confined_record, evidence_dir, load_promotions,
+                    load_record, promotions_path, record_digest, record_path, record_shape_problems,
+                    sources_digest)
+
+
+# A lesson source that still carries an "// UNVERIFIED:" status comment
+# says it has never run; it cannot be promoted until the comment goes.
+UNVERIFIED_SOURCE_RE = re.compile(r"^\s*//\s*UNVERIFIED:", re.MULTILINE)
+
+
+def _cc_tuple(cc) -> tuple[int, int] | None:
+    if not isinstance(cc, str) or not re.fullmatch(r"\d+\.\d+", cc):
+        return None
+    a, b = cc.split(".")
+    return int(a), int(b)
+
+
+def record_problems(lesson: Lesson, rec: dict, for_promotion: bool = True) -> list[str]:
+    """Every reason this record may not stand as the lesson's evidence."""
+    reasons = []
+    if rec.get("schema") != SCHEMA:
+        reasons.append(f"schema is {rec.get('schema')!r}, expected {SCHEMA!r}: record the lesson again")
+    reasons += record_shape_problems(rec)
+    if rec.get("digest") != record_digest(rec):
+        reasons.append("altered: the record's digest does not match its contents (edited by hand?)")
+    if rec.get("lesson") != lesson.target:
+        reasons.append(f"the record is for {rec.get('lesson')!r}, not {lesson.target}")
+    if rec.get("exit_code") != 0:
+        reasons.append(f"the run exited {rec.get('exit_code')}, not 0")
+    results = rec.get("results") if isinstance(rec.get("results"), dict) else {}
+    checks = results.get("checks", []) if isinstance(results.get("checks"), list) else []
+    failed = [c.get("check") for c in checks if isinstance(c, dict) and c.get("ok") is not True]
+    if not results:
+        reasons.append("the record holds no results")
+    elif failed:
+        reasons.append(f"checks failed in the run: {', '.join(map(str, failed[:5]))}")
+    current = sources_digest(lesson)
+    recorded = rec.get("sources") if isinstance(rec.get("sources"), dict) else {}
+    if recorded.get("digest") != current["digest"]:
+        files = recorded.get("files") if isinstance(recorded.get("files"), dict) else {}
+        changed = [f for f, h in current["files"].items() if files.get(f) != h]
+        reasons.append(f"stale: the code changed since the run ({', '.join(changed) or 'file list differs'})")
+    git = rec.get("git") if isinstance(rec.get("git"), dict) else {}
+    if git.get("dirty") is not False:
+        reasons.append("the run was made from a dirty tree (uncommitted changes); record from a clean commit")
+    if not isinstance(git.get("commit"), str) or not COMMIT_RE.match(git.get("commit", "")):
+        reasons.append("the record names no valid commit")
+    gpu = rec.get("gpu") if isinstance(rec.get("gpu"), dict) else {}
+    have = _cc_tuple(gpu.get("compute_capability"))
+    if have is None:
+        reasons.append("the record does not say the GPU's compute capability")
+    elif have < lesson.min_cc_tuple:
+        reasons.append(f"the GPU is compute capability {have[0]}.{have[1]}; {lesson.target} needs {lesson.min_cc} or newer")
+    exe = rec.get("executable") if isinstance(rec.get("executable"), dict) else {}
+    if exe.get("target") != lesson.target or not re.fullmatch(r"[0-9a-f]{64}", str(exe.get("sha256", ""))):
+        reasons.append("the executable that ran was not the lesson's own build target (no target and sha256 recorded)")
+    elif not str(exe.get("built_by", "")).startswith("cmake --build"):
+        reasons.append("the record does not show the lesson built by its build (cmake --build)")
+    reasons += impossible_rows(results, gpu)
+    reasons += impossible_timeline(rec)
+    build = Path(lesson.binary).parent.parent
+    extras = list(lesson.extra_flags) + buildcheck.compile_extras(lesson, build) + buildcheck.link_extras(lesson, build)
+    if extras:
+        reasons.append("the lesson's timed build compiles with flags of its own "
+                       f"({'; '.join(extras)[:300]}), which the sources digest cannot see; "
+                       "a lesson's own target takes none (a variant carries its defines)")
+    if for_promotion:
+        for rel in lesson.sources:
+            p = manifest.ROOT / rel
+            if p.is_file() and UNVERIFIED_SOURCE_RE.search(p.read_text(encoding="utf-8", errors="replace")):
+                reasons.append(f"{rel} still carries an UNVERIFIED comment; remove it, then record again")
+    return reasons
+
+
+@contextlib.contextmanager
+def promotions_lock(base: Path | None = None, timeout_s: float = 60.0):
+    """An exclusive lock around a read-modify-write of promoted.json: two
+    promotes at once both land, one after the other, or one fails loudly."""
+    path = (base or evidence_dir()) / ".promote.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise UsageError(f"{display_path(path)}: another promote holds the lock; try again") from None
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)
+
+
+def promote(lesson: Lesson, tag: str, by: str, key: Path, base: Path | None = None,
+            say=print) -> dict:
+    by = (by or "").strip()
+    if not by or len(by) > 100 or any(c in by for c in "\n\r\t"):
+        raise UsageError("--by needs the reviewer's name (one line, at most 100 characters)")
+    path = record_path(lesson, tag, base)
+    if not path.exists():
+        raise EvidenceError(f"{display_path(path)}: no record for {lesson.target} with tag '{tag}'")
+    rec = load_record(path)
+    reasons = record_problems(lesson, rec, for_promotion=True)
+    if reasons:
+        raise EvidenceError([f"refused to promote {lesson.target} '{tag}': {r}" for r in reasons])
+    allowed = signing.allowed_signers_path(base or evidence_dir())
+    with promotions_lock(base):
+        promotions = load_promotions(base)
+        current = promotions["promoted"].get(lesson.target)
+        if current and current.get("record"):
+            with contextlib.suppress(EvidenceError):
+                old = load_record(confined_record(current["record"], lesson.target, base))
+                table = compare_records(rec, old)
+                say(f"compared with the record promoted now ({current.get('tag')}): read this before you go on")
+                say(format_comparison(table, tag, current.get("tag", "?")))
+        entry = {
+            "lesson": lesson.target,
+            "tag": tag,
+            "record": path.relative_to(base or evidence_dir()).as_posix(),
+            "record_digest": rec["digest"],
+            "sources_digest": rec["sources"]["digest"],
+            "executable_sha256": rec["executable"]["sha256"],
+            "commit": rec["git"]["commit"],
+            "gpu": rec["gpu"]["name"],
+            "promoted_by": by,
+            "promoted_at": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        }
+        signature = signing.sign(entry, key)
+        principal = signing.principal_of(signature, allowed)
+        if principal is None:
+            raise EvidenceError(
+                f"{display_path(key)}: this key is not a reviewer's key in {display_path(allowed)}; "
+                "add the reviewer first (research/REVIEW-PROCESS.md, 'Reviewers and their keys')"
+            )
+        entry["principal"] = principal
+        entry["signature"] = signing.sign(entry, key)
+        problem = signing.verify(entry, allowed)
+        if problem:
+            raise EvidenceError(f"the new signature does not verify: {problem}")
+        promotions["schema"] = PROMOTIONS_SCHEMA
+        promotions["promoted"][lesson.target] = entry
+        promotions.setdefault("history", []).append(entry)
+        write_atomic(promotions_path(base), json.dumps(promotions, indent=2, sort_keys=True) + "\n")
+    return entry

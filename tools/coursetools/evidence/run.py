@@ -1,0 +1,249 @@
+"""`course evidence record`: builds the lesson's own target with the
+configured build, runs that binary (and its profile and timeline steps) on
+this GPU, and writes one record, evidence/records/<lesson>/<tag>.json,
+never overwriting one. What ran is recorded truthfully: the sha256 of the
+executable, the sources digest computed here."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import os
+import platform
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from ..errors import EvidenceError, UsageError, display_path
+from ..fsutil import create_new_atomic
+from ..sources import manifest
+from ..sources.manifest import Lesson, build_dir
+from .machine import ClockSampler, _driver_version, _nvcc_version, _runtime_string, git_state
+from .plausibility import impossible_rows, peak_dram_gbps
+from .store import COMMIT_RE, SCHEMA, load_json, record_digest, record_path, sha256_file, sources_digest
+
+
+def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(cmd, capture_output=True, **kw)
+    except FileNotFoundError:
+        raise UsageError(f"{cmd[0]}: not found; expected it on the PATH") from None
+
+
+def _build(build: Path, targets: list[str]) -> str:
+    cmd = ["cmake", "--build", str(build), "--target", *targets]
+    proc = _run(cmd, text=True)
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
+        raise UsageError(f"the build failed ({' '.join(cmd)}); fix it, then record again:\n{tail}")
+    return " ".join(["cmake", "--build", display_path(build), "--target", *targets])
+
+
+def copy_executable(src: Path, dst: Path) -> None:
+    """Copies an executable so that no process of ours ever holds it open
+    for writing. A child forked by any thread (the clock sampler starting
+    nvidia-smi) inherits every descriptor open at that moment and keeps it
+    until it execs; if one of them writes to the copy, exec of the copy
+    fails with 'Text file busy' (ETXTBSY). So the copy is written by a
+    separate `cp` process, whose descriptors none of our children share."""
+    proc = subprocess.run(["cp", "--", str(src), str(dst)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise UsageError(f"{display_path(src)}: cannot be copied to {display_path(dst)}: {proc.stderr.strip()}")
+    os.chmod(dst, 0o700)
+
+
+def _run_copy(binary: Path, args: list[str], tmp: Path, wrapper: list[str] | None = None,
+              timeout: int = 3600) -> dict:
+    """Copies `binary` to `tmp`, hashes the copy, runs it with `args` and
+    --json, and returns what happened. The copy is what runs, so the hash
+    is exactly the executable that produced the output."""
+    if not binary.is_file():
+        raise UsageError(f"{display_path(binary)}: not built")
+    exe = tmp / binary.name
+    copy_executable(binary, exe)
+    sha = sha256_file(exe)
+    json_path = tmp / f"{binary.name}.results.json"
+    with contextlib.suppress(FileNotFoundError):
+        json_path.unlink()
+    cmd = [*(wrapper or []), str(exe), *args, "--json", str(json_path)]
+    started = time.monotonic()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, cwd=manifest.ROOT, timeout=timeout)
+        code, out, err = proc.returncode, proc.stdout, proc.stderr
+    except subprocess.TimeoutExpired as e:
+        code, out, err = -9, e.stdout or b"", (e.stderr or b"") + b"\n(killed after the time limit)"
+    results, problem = None, None
+    if json_path.exists():
+        try:
+            results = json.loads(json_path.read_text(encoding="utf-8"))
+            if not isinstance(results, dict):
+                results, problem = None, "the lesson's --json output is not an object"
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            problem = f"the lesson's --json output is not JSON: {e}"
+    else:
+        problem = "the lesson wrote no --json output"
+    return {
+        "sha256": sha,
+        "exit_code": code,
+        "duration_s": round(time.monotonic() - started, 3),
+        "stdout": out.decode("utf-8", errors="backslashreplace"),
+        "stderr": err.decode("utf-8", errors="backslashreplace"),
+        "results": results,
+        "results_error": problem,
+    }
+
+
+def _profile(lesson: Lesson, binary: Path, tmp: Path) -> dict:
+    from . import profile as prof
+
+    if not lesson.info.metrics or not lesson.info.profile_runs:
+        return {"skipped": "the lesson declares no counters (lesson.toml [profile])"}
+    ncu = prof.find_ncu()
+    if ncu is None:
+        return {"skipped": "ncu (Nsight Compute) not found on this machine"}
+    metrics = [m["name"] for m in lesson.info.metrics]
+    out = {"tool": "ncu", "version": prof.ncu_version(ncu), "metrics": list(lesson.info.metrics), "runs": []}
+    for run in lesson.info.profile_runs:
+        args = list(run["args"])
+        exe = tmp / binary.name
+        json_path = tmp / "profile.json"
+        cmd = prof.command(ncu, metrics, str(exe), args, str(json_path))
+        proc = subprocess.run(cmd, capture_output=True, cwd=manifest.ROOT)
+        text = proc.stdout.decode("utf-8", errors="backslashreplace")
+        names = []
+        if json_path.exists():
+            with contextlib.suppress(json.JSONDecodeError, UnicodeDecodeError):
+                res = json.loads(json_path.read_text())
+                names = [r.get("profiled") for r in res.get("rows", []) if r.get("group") == "profile"]
+        kernels = prof.parse_csv(text, metrics)
+        shown = ["ncu", *cmd[1:cmd.index(str(exe))], lesson.run_command, *args, "--json", "FILE"]
+        out["runs"].append({
+            "command": shown,
+            "exit_code": proc.returncode,
+            "rows": prof.assign_rows(kernels, names),
+            "stderr_tail": proc.stderr.decode("utf-8", errors="backslashreplace")[-2000:],
+        })
+    return out
+
+
+def record(
+    lesson: Lesson,
+    tag: str,
+    commit: str | None = None,
+    clean: bool | None = None,
+    build: Path | None = None,
+    base: Path | None = None,
+    extra_args: list[str] | None = None,
+    profile: bool = True,
+    timeline: bool = True,
+    review: Path | None = None,
+    manifest_info: dict | None = None,
+) -> Path:
+    out_path = record_path(lesson, tag, base)
+    if out_path.exists():
+        raise UsageError(
+            f"{display_path(out_path)}: a record for {lesson.target} with tag '{tag}' already exists; "
+            "records are never overwritten; choose a new tag"
+        )
+    git_commit, git_dirty = git_state()
+    if git_commit is not None:
+        if commit is not None or clean is not None:
+            raise UsageError(
+                "this tree has git history, so git decides the commit and whether the tree is clean; "
+                "drop --commit, --clean and --dirty"
+            )
+        commit, dirty, source = git_commit, git_dirty, "git"
+    else:
+        if commit is None or clean is None:
+            raise UsageError(
+                "this tree has no git history (a copy sent to a GPU machine, say); pass --commit SHA "
+                "and --clean or --dirty, computed where the history is (git rev-parse HEAD; git status --porcelain)"
+            )
+        dirty, source = not clean, "argument"
+    if not COMMIT_RE.match(commit):
+        raise UsageError(f"--commit '{commit}' is not a git commit id (7 to 40 lower-case hex digits)")
+    if not lesson.built:
+        raise UsageError(f"{lesson.target} is left out of this build (its architectures); configure for its GPU")
+    if review is not None:
+        review_data = load_json(Path(review), "the summary tools/course review wrote")
+    build = Path(build or build_dir())
+    targets = [lesson.target] + ([lesson.timeline_target] if timeline and lesson.timeline_target else [])
+    built_by = _build(build, targets)
+    digest = sources_digest(lesson)
+    if review is not None and (review_data.get("sources") or {}).get(lesson.target) != digest["digest"]:
+        raise UsageError(
+            f"{display_path(review)}: the review ran on other sources than these ({lesson.target}); "
+            "run tools/course review again"
+        )
+
+    binary = build / "bin" / lesson.target
+    started = dt.datetime.now(dt.timezone.utc)
+    with tempfile.TemporaryDirectory() as t:
+        tmp = Path(t)
+        with ClockSampler() as clocks:
+            run = _run_copy(binary, list(extra_args or []), tmp)
+        gpu_json = (run["results"] or {}).get("gpu", {}) if isinstance((run["results"] or {}).get("gpu"), dict) else {}
+        prof = _profile(lesson, binary, tmp) if profile else {"skipped": "--no-profile"}
+        tl = None
+        if timeline and lesson.timeline_target:
+            with tempfile.TemporaryDirectory() as t2:
+                tl_run = _run_copy(build / "bin" / lesson.timeline_target, list(lesson.info.timeline_args), Path(t2))
+            tl = {
+                "target": lesson.timeline_target,
+                "command": [f"build/bin/{lesson.timeline_target}", *lesson.info.timeline_args, "--json", "FILE"],
+                **{k: tl_run[k] for k in ("sha256", "exit_code", "stdout", "stderr", "results")},
+            }
+
+    gpu = {
+        "name": gpu_json.get("name"),
+        "compute_capability": gpu_json.get("compute_capability"),
+        "sm_count": gpu_json.get("sm_count"),
+        "l2_bytes": gpu_json.get("l2_bytes"),
+        "memory_clock_khz": gpu_json.get("memory_clock_khz"),
+        "memory_bus_bits": gpu_json.get("memory_bus_bits"),
+        "driver": _driver_version(),
+        "cuda_runtime": _runtime_string(gpu_json.get("runtime")),
+        "cuda_driver_api": _runtime_string(gpu_json.get("driver_api")),
+        "clocks": clocks.summary(),
+    }
+    gpu["peak_dram_gbps"] = peak_dram_gbps(gpu)
+    impossible = impossible_rows(run["results"], gpu)
+    if impossible:
+        raise EvidenceError(["refused to record: the run holds numbers no device allows:"] + impossible)
+    rec = {
+        "schema": SCHEMA,
+        "lesson": lesson.target,
+        "tag": tag,
+        "recorded_at": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "command": [lesson.run_command, *(extra_args or []), "--json", "FILE"],
+        "exit_code": run["exit_code"],
+        "duration_s": run["duration_s"],
+        "stdout": run["stdout"],
+        "stderr": run["stderr"],
+        "gpu": gpu,
+        "toolchain": {
+            "nvcc": _nvcc_version(),
+            "nvcc_built_with": (manifest_info or {}).get("nvcc_version"),
+            "flags": lesson.nvcc_flags,
+            "architectures": list(lesson.architectures),
+        },
+        "executable": {"target": lesson.target, "sha256": run["sha256"], "built_by": built_by},
+        "git": {"commit": commit, "dirty": bool(dirty), "source": source},
+        "host": {"platform": platform.platform()},
+        "sources": digest,
+        "results": run["results"],
+        "profile": prof,
+    }
+    if run["results_error"]:
+        rec["results_error"] = run["results_error"]
+    if tl is not None:
+        rec["timeline"] = tl
+    if review is not None:
+        rec["review"] = review_data
+    rec["digest"] = record_digest(rec)
+    text = json.dumps(rec, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    if not create_new_atomic(out_path, text):
+        raise UsageError(f"{display_path(out_path)}: appeared while the run was in progress; not overwritten")
+    return out_path

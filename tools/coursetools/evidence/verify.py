@@ -1,0 +1,120 @@
+"""What CI runs: every promoted entry's signature verifies against
+evidence/allowed_signers, its record is the one signed, and every
+promotion rule still holds today; nothing else lies in evidence/."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from ..errors import EvidenceError, display_path
+from ..sources.manifest import Lesson
+from . import signing
+from .promote import record_problems
+from .store import TAG_FILE_RE, confined_record, evidence_dir, load_promotions, load_record
+
+
+@dataclasses.dataclass
+class State:
+    lesson: Lesson
+    state: str  # "promoted", "stale", "altered", "missing", "invalid", "unverified"
+    reasons: list[str]
+    entry: dict | None
+    record: dict | None  # only when the state is "promoted"
+
+    @property
+    def valid(self) -> bool:
+        return self.state == "promoted"
+
+
+def state_of(lesson: Lesson, base: Path | None = None) -> State:
+    """The lesson's evidence as a page may use it: the record only when
+    every rule holds, the signature included."""
+    try:
+        promotions = load_promotions(base)
+    except EvidenceError as e:
+        return State(lesson, "invalid", [str(d) for d in e.diagnostics], None, None)
+    entry = promotions["promoted"].get(lesson.target)
+    if entry is None:
+        return State(lesson, "unverified", ["no record has been promoted"], None, None)
+    try:
+        path = confined_record(entry["record"], lesson.target, base)
+    except EvidenceError as e:
+        return State(lesson, "invalid", [str(d) for d in e.diagnostics], entry, None)
+    if not path.exists():
+        return State(lesson, "missing", [f"the promoted record {entry['record']} is missing"], entry, None)
+    try:
+        rec = load_record(path)
+    except EvidenceError as e:
+        return State(lesson, "altered", ["altered: " + "; ".join(str(d) for d in e.diagnostics)], entry, None)
+    reasons = record_problems(lesson, rec, for_promotion=False)
+    if rec.get("digest") != entry.get("record_digest"):
+        reasons.insert(0, "altered: the record is not the one that was promoted (its digest changed)")
+    problem = signing.verify(entry, signing.allowed_signers_path(base or evidence_dir()))
+    if problem:
+        reasons.insert(0, f"unsigned or forged: {problem}")
+    for key, value in (("sources_digest", rec.get("sources", {}).get("digest")),
+                       ("executable_sha256", rec.get("executable", {}).get("sha256")),
+                       ("tag", rec.get("tag"))):
+        if entry.get(key) != value:
+            reasons.append(f"altered: the promotion's {key} does not match the record")
+    if not reasons:
+        return State(lesson, "promoted", [], entry, rec)
+    state = next((s for s, p in (("altered", "altered"), ("invalid", "unsigned"), ("stale", "stale"))
+                  if any(r.startswith(p) for r in reasons)), "invalid")
+    return State(lesson, state, reasons, entry, None)
+
+
+def verify(lessons: list[Lesson], base: Path | None = None) -> list[str]:
+    """Problems with the evidence: every promoted entry re-checked, and
+    every record file well formed. Lessons never promoted are fine here
+    (their pages say UNVERIFIED)."""
+    problems = []
+    base = Path(base or evidence_dir())
+    try:
+        promoted = load_promotions(base)["promoted"]
+    except EvidenceError as e:
+        return [str(d) for d in e.diagnostics]
+    known = {l.target for l in lessons}
+    for name in sorted(set(promoted) - known):
+        problems.append(f"{name}: promoted, but no such lesson is declared in CMake")
+    for lesson in lessons:
+        if lesson.target not in promoted:
+            continue
+        st = state_of(lesson, base)
+        where = f" (evidence/{st.entry['record']})" if st.entry and isinstance(st.entry.get("record"), str) else ""
+        for r in st.reasons:
+            problems.append(f"{lesson.target}{where}: {r}")
+    for p in sorted((base / "records").glob("*/*.json")):
+        try:
+            rec = load_record(p)
+        except EvidenceError as e:
+            problems += [str(d) for d in e.diagnostics]
+            continue
+        if rec.get("lesson") != p.parent.name:
+            problems.append(f"{display_path(p)}: error: a record of {rec.get('lesson')!r} filed under "
+                            f"records/{p.parent.name}/; expected records/<its lesson>/<tag>.json")
+        if p.parent.name not in known:
+            problems.append(f"{display_path(p)}: error: records/{p.parent.name}/ is no declared lesson's folder")
+    problems += stray_files(base)
+    return problems
+
+
+EVIDENCE_FILES = ("allowed_signers", "promoted.json", ".promote.lock")
+
+
+def stray_files(base: Path) -> list[str]:
+    """Anything under evidence/ that is not a record where records live,
+    promoted.json or allowed_signers: a stray file is either a mistake or
+    something meant to be read as evidence that nothing checks."""
+    out = []
+    for p in sorted(base.rglob("*")):
+        rel = p.relative_to(base).parts
+        if p.is_dir() and not p.is_symlink() and (rel == ("records",) or (len(rel) == 2 and rel[0] == "records")):
+            continue
+        ok = (len(rel) == 1 and rel[0] in EVIDENCE_FILES) or (
+            len(rel) == 3 and rel[0] == "records" and TAG_FILE_RE.fullmatch(rel[2]) is not None)
+        if not ok or p.is_symlink() or not p.is_file():
+            out.append(f"{display_path(p)}: error: not something evidence/ holds; expected records/<lesson>/<tag>.json, "
+                       "promoted.json or allowed_signers (regular files)")
+    return out

@@ -1,0 +1,84 @@
+"""The page API's causes: profiler counters, timelines, the review's
+outcomes and the machine code, each from the record or the build."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..binaries import sass
+from .marks import TemplateProblem, mark, mark_block
+from .rows import UNMEASURED, _format
+
+
+class PageCauses:
+    """The page API: counters, timelines, the review and SASS."""
+
+    # -- causes ---------------------------------------------------------
+    def counter(self, row: str, metric: str, fmt: str = ",.0f", kernel: int = 0, occurrence: int = 0) -> str:
+        """A profiler counter of the `kernel`-th kernel of a profiled row
+        (the `occurrence`-th row of that name, in profiling order)."""
+        if not self.verified:
+            return UNMEASURED
+        names = [m["name"] for m in self._lesson.info.metrics]
+        if metric not in names:
+            raise TemplateProblem(f"metric '{metric}' is not declared in lesson.toml; declared: {', '.join(names)}")
+        seen = 0
+        for run in self._profile.get("runs", []):
+            for r in run.get("rows", []):
+                if r.get("row") != row:
+                    continue
+                if seen == occurrence:
+                    if len(r.get("kernels", [])) <= kernel:
+                        return UNMEASURED
+                    value = r["kernels"][kernel]["metrics"].get(metric)
+                    return UNMEASURED if value is None else mark(_format(value, fmt))
+                seen += 1
+        return UNMEASURED
+
+    def profile_rows(self) -> list[str]:
+        return [r.get("row") for run in self._profile.get("runs", []) for r in run.get("rows", [])]
+
+    def timeline(self, field: str, fmt: str = ".1f", **where) -> str:
+        """A number from the timeline build's rows (times in microseconds)."""
+        if not self.verified:
+            return UNMEASURED
+        rows = [r for r in self._timeline if all(r.get(k) == v for k, v in where.items())]
+        if not rows or field not in rows[0]:
+            if self._timeline and rows and field not in rows[0]:
+                raise TemplateProblem(f"timeline rows have no '{field}'; they have: {', '.join(sorted(rows[0]))}")
+            return UNMEASURED
+        return mark(_format(rows[0][field], fmt))
+
+    def review(self, step: str, field: str = "passed", fmt: str = "", args: list | None = None) -> str:
+        """What the review recorded for the first step whose name contains
+        `step` (and, given `args`, that ran with exactly those arguments:
+        one negative build may run twice): 'passed', 'exit_code', 'errors',
+        'cuda_error', ..."""
+        if not self.verified:
+            return UNMEASURED
+        for s in self._review.get("steps", []):
+            if step in s.get("step", "") and (args is None or s.get("args") == list(args)):
+                if field not in s:
+                    raise TemplateProblem(f"review step '{s['step']}' has no '{field}'; it has: {', '.join(sorted(s))}")
+                v = s[field]
+                if isinstance(v, bool):
+                    return mark("passed" if v else "failed")
+                return mark(_format(v, fmt) if fmt and isinstance(v, (int, float)) else v)
+        return UNMEASURED
+
+    def review_rows(self, step: str, field: str, fmt: str = ",", **where) -> str:
+        """A number from a reported negative build's own rows."""
+        if not self.verified:
+            return UNMEASURED
+        for s in self._review.get("steps", []):
+            if step in s.get("step", ""):
+                for r in s.get("rows", []):
+                    if all(r.get(k) == v for k, v in where.items()) and field in r:
+                        return mark(_format(r[field], fmt))
+        return UNMEASURED
+
+    # -- instructions -----------------------------------------------------
+    def sass(self, mangled: str, label: str, max_lines: int = 40) -> str:
+        lines = sass.excerpt(Path(self._lesson.binary), mangled, max_lines)
+        body = "\n".join(lines) + "\n"
+        return mark_block(f"`{label}` (`cuobjdump --dump-sass`, instructions of interest):\n\n```text\n{body}```\n")

@@ -1,0 +1,131 @@
+"""The page API's charts: drawn from the promoted record's rows into
+figures/NAME.svg beside the page."""
+
+from __future__ import annotations
+
+import re
+
+from . import plots
+from .marks import TemplateProblem
+from .numbers import as_read, typed
+from .rows import UNITS
+
+
+FIGURES = "figures"
+
+
+FIGURE_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+
+
+class PageFigures:
+    """The page API: figures."""
+
+    # -- figures --------------------------------------------------------
+    def _chart_words(self, *texts) -> None:
+        """Words a template passes into a chart (notes, legends, labels, a
+        unit) are prose the prose check cannot read in the SVG: they are
+        held to the same rule here."""
+        allowed = {float(c) for c in self._lesson.info.constants}
+        for text in texts:
+            plain = as_read(re.sub(r"\{[a-z_]+\}", " ", str(text)))
+            bad = typed(plain, allowed, set())
+            if bad:
+                raise TemplateProblem(f"the number {bad[0]} is typed into a chart's words ('{str(text)[:60]}'); "
+                                      "take it from the record, or list it in lesson.toml [page] constants")
+
+    def _figure(self, name: str, title: str, svg: str | None) -> str:
+        if not FIGURE_RE.match(name):
+            raise TemplateProblem(f"figure name '{name}' is not valid; expected lower-case letters, digits and hyphens")
+        rel = f"{FIGURES}/{name}.svg"
+        if svg:
+            self._figures[rel] = svg
+            return f"![{title}]({rel})\n"
+        if not self.verified and (self._lesson.path / rel).is_file():
+            self._old_figures.append(rel)
+            e = self._state.entry or {}
+            return (f"![{title} (from the earlier code)]({rel})\n\n*This figure was measured on an earlier version "
+                    f"of this program (commit `{str(e.get('commit', '?'))[:12]}`, run `{e.get('tag', '?')}`); this "
+                    "version has not been run yet.*\n")
+        return ""
+
+    def plot(self, name: str, title: str, value: str, label: str = "{mode}", note: str = "", unit: str = "",
+             **where) -> str:
+        """A bar per matching row: its `value` (with a unit, 'median_ms:us')
+        and a whisker from the fastest to the slowest sample."""
+        self._chart_words(label, note, unit)
+        svg = None
+        if self.verified:
+            bars = []
+            for row in self._select(where):
+                v = self._field(row, value)
+                if v is None:
+                    continue
+                lo, hi = _range(row, value.split(":")[0], UNITS.get(value.split(":")[1], 1.0) if ":" in value else 1.0)
+                bars.append((_label(label, row), v, lo, hi))
+            svg = plots.bar_chart(title, unit or value, bars, note) if bars else None
+        return self._figure(name, title, svg)
+
+    def counter_plot(self, name: str, title: str, metric: str, rows: list, unit: str = "", note: str = "",
+                     kernel: int = 0) -> str:
+        """A bar per profiled row in `rows`: the `kernel`-th kernel's value
+        of a counter lesson.toml declares (one profiled launch: no whisker)."""
+        self._chart_words(unit, note)
+        names = [m["name"] for m in self._lesson.info.metrics]
+        if metric not in names:
+            raise TemplateProblem(f"metric '{metric}' is not declared in lesson.toml; declared: {', '.join(names)}")
+        svg = None
+        if self.verified:
+            bars = []
+            for row in rows:
+                for run in self._profile.get("runs", []):
+                    hit = next((r for r in run.get("rows", []) if r.get("row") == row), None)
+                    if hit and len(hit.get("kernels", [])) > kernel:
+                        v = hit["kernels"][kernel]["metrics"].get(metric)
+                        if isinstance(v, (int, float)):
+                            bars.append((str(row), float(v), float(v), float(v)))
+                        break
+            svg = plots.bar_chart(title, unit or metric, bars, note) if bars else None
+        return self._figure(name, title, svg)
+
+    def sweep_plot(self, name: str, title: str, series: list, over: str = "elements", value: str = "gbps",
+                   marks: list = (), note: str = "", ylabel: str = "GB/s") -> str:
+        """Lines against a logarithmic `over` axis, one per series
+        [legend, where]; `marks` are [x, label] vertical lines."""
+        self._chart_words(note, ylabel, *[s[0] for s in series], *[m[1] for m in marks])
+        svg = None
+        if self.verified:
+            data = []
+            for legend, where in series:
+                pts = [(r[over], self._field(r, value)) for r in self._select(where)
+                       if isinstance(r.get(over), (int, float)) and self._field(r, value) is not None]
+                data.append((legend, pts))
+            svg = plots.line_chart(title, over, ylabel, data, note, [tuple(m) for m in marks]) if data else None
+        return self._figure(name, title, svg)
+
+    def timeline_plot(self, name: str, title: str, note: str = "", **where) -> str:
+        """The timeline build's kernels matching `where`, blocks against time."""
+        self._chart_words(note)
+        svg = None
+        if self.verified:
+            rows = [r for r in self._timeline if all(r.get(k) == v for k, v in where.items())]
+            svg = plots.timeline(title, rows, note) if rows else None
+        return self._figure(name, title, svg)
+
+
+def _label(label: str, row: dict) -> str:
+    def sub(m):
+        return str(row.get(m.group(1), ""))
+    return re.sub(r"\{([a-z_]+)\}", sub, label)
+
+
+def _range(row: dict, base: str, scale: float) -> tuple[float, float]:
+    v = row[base] * scale
+    if base == "gbps" and row.get("min_ms") and row.get("max_ms") and row.get("median_ms"):
+        return v * row["median_ms"] / row["max_ms"], v * row["median_ms"] / row["min_ms"]
+    if base.endswith("_us") and row.get("k") and row.get("min_ms") is not None:
+        return 1000 * row["min_ms"] / row["k"], 1000 * row["max_ms"] / row["k"]
+    if base.startswith("median_"):
+        rest = base[len("median_"):]
+        if f"min_{rest}" in row:
+            return row[f"min_{rest}"] * scale, row[f"max_{rest}"] * scale
+    return v, v

@@ -1,0 +1,71 @@
+"""Every number and comparative word a page helper writes is marked while
+rendering, so that the prose check can tell it from numbers typed into
+the text; the marks are removed from the page."""
+
+from __future__ import annotations
+
+import re
+import secrets
+
+
+MARK_OPEN, MARK_CLOSE = "\ue000", "\ue001"
+
+
+# A helper's output is not handed to the template as text but as a token,
+# MARK_OPEN + an unguessable id + MARK_CLOSE, resolved after rendering.
+# A template that types the mark characters, or edits a helper's output
+# (a filter such as replace, a slice), gets no number past the prose
+# check: an id no helper issued is an error, never a value.
+_issued: dict[str, str] = {}
+
+
+TOKEN_RE = re.compile(re.escape(MARK_OPEN) + r"([0-9a-f]{20})" + re.escape(MARK_CLOSE))
+
+
+def mark(text) -> str:
+    token = secrets.token_hex(10)
+    _issued[token] = str(text)
+    return f"{MARK_OPEN}{token}{MARK_CLOSE}"
+
+
+def resolve_marks(text: str) -> str:
+    """The page with every token replaced by its helper's output, between
+    the marks (for the prose check); a token inside a helper's output (one
+    helper quoting another) is resolved without marks of its own.
+    TemplateProblem on a token no helper issued, or on a mark character
+    outside a token."""
+    def value(m, depth=0):
+        if m.group(1) not in _issued or depth > 8:
+            raise TemplateProblem("the page holds a marked value no page helper produced "
+                                  "(a helper's output edited or typed by hand)")
+        return TOKEN_RE.sub(lambda inner: value(inner, depth + 1), _issued[m.group(1)])
+    parts = []
+    last = 0
+    for m in TOKEN_RE.finditer(text):
+        parts.append(text[last:m.start()])
+        parts.append(("\x00MO", value(m), "\x00MC"))
+        last = m.end()
+    parts.append(text[last:])
+    if any(isinstance(p, str) and (MARK_OPEN in p or MARK_CLOSE in p) for p in parts):
+        raise TemplateProblem("the page holds the reserved characters U+E000/U+E001 outside the page "
+                              "helpers' output; remove them from the template")
+    return "".join(p if isinstance(p, str) else MARK_OPEN + unmark(p[1]) + MARK_CLOSE for p in parts)
+
+
+def unmark(text: str) -> str:
+    return text.replace(MARK_OPEN, "").replace(MARK_CLOSE, "")
+
+
+def mark_block(text: str) -> str:
+    """Marks every line of a block (so Markdown structure survives)."""
+    return "\n".join(mark(line) if line else line for line in text.split("\n"))
+
+
+class TemplateProblem(Exception):
+    """A mistake in a template's use of the page API."""
+
+
+class UnknownSnippet(Exception):
+    def __init__(self, name, known):
+        self.name = name
+        self.known = known

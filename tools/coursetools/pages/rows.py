@@ -1,0 +1,222 @@
+"""The page API's core: the lesson's state and provenance, its snippets,
+and numbers from the promoted record's rows."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from ..evidence import store
+from ..evidence import verdict as cmp
+from ..evidence import verify as ev_verify
+from ..sources import manifest, snippets
+from ..sources.manifest import Lesson
+from .marks import TemplateProblem, UnknownSnippet, mark, mark_block
+
+
+UNMEASURED = "*(unmeasured)*"
+
+
+UNVERIFIED_NOTICE = (
+    "> **UNVERIFIED.** No output is shown for this program: no run on real "
+    "hardware that matches today's code has been recorded and promoted "
+    "({reason}). Until one is, nothing on this page is this program's output. "
+    "See [the review process]({review}).\n"
+)
+
+
+# Time fields are stored in milliseconds and shown in microseconds: one
+# unit per quantity across prose, tables and charts.
+UNITS = {"us": 1000.0}
+
+
+def _format(value, fmt: str) -> str:
+    """A number formatted by a spec such as '.1f', ',', '.3g' (or '{:.1f}').
+    Only a format spec: no field names, no attribute access."""
+    m = re.fullmatch(r"\{:([^{}]*)\}", fmt)
+    spec = m.group(1) if m else fmt
+    # Python's spec, with the fill limited to a space or a zero: any other
+    # fill character would be text typed into the page through a format.
+    if not re.fullmatch(r"(?:[ 0]?[<>^=])?[+\- ]?#?0?\d{0,2}[,_]?(?:\.\d{1,2})?[bcdeEfFgGn%xX]?", spec):
+        raise TemplateProblem(f"format '{fmt}' is not a number format such as '.1f' or ',' (widths and "
+                              "precisions of at most two digits)")
+    try:
+        return format(value, spec)
+    except (TypeError, ValueError) as e:
+        raise TemplateProblem(f"format '{fmt}' does not fit the value {value!r}: {e}") from None
+
+
+class PageRows:
+    """The page API: state, snippets and numbers from rows."""
+
+    def __init__(self, lesson: Lesson, lesson_snippets: list[snippets.Snippet], state: ev_verify.State):
+        self._lesson = lesson
+        self._state = state
+        self._snippets = {s.name: s for s in lesson_snippets}
+        self._figures: dict[str, str] = {}
+        self._old_figures: list[str] = []
+        rec = state.record if state.valid else None
+        self._rows = [r for r in ((rec or {}).get("results") or {}).get("rows", []) if isinstance(r, dict)]
+        self._settings = ((rec or {}).get("results") or {}).get("settings") or {}
+        self._timeline = [r for r in (((rec or {}).get("timeline") or {}).get("results") or {}).get("rows", [])
+                          if isinstance(r, dict)]
+        self._profile = (rec or {}).get("profile") or {}
+        self._review = (rec or {}).get("review") or {}
+        self._record = rec
+        # The rows never change while a page renders, and a sweep's template
+        # asks for the same rows and verdicts many times: both are remembered
+        # (a page of 61 sizes x 3 timings otherwise takes tens of seconds).
+        self._known_fields: dict[str, set] = {}
+        for row in self._rows:
+            for k, v in row.items():
+                self._known_fields.setdefault(k, set()).add(v if not isinstance(v, list) else None)
+        self._selected: dict[tuple, list[dict]] = {}
+        self._verdicts: dict[tuple, cmp.Verdict] = {}
+
+    # -- snippets -------------------------------------------------------
+    def snippet(self, name: str) -> str:
+        s = self._snippets.get(name)
+        if s is None:
+            raise UnknownSnippet(name, sorted(self._snippets))
+        link = os.path.relpath(manifest.ROOT / s.path, self._lesson.path).replace(os.sep, "/")
+        return mark_block(snippets.render_block(s, link))
+
+    # -- state ----------------------------------------------------------
+    @property
+    def verified(self) -> bool:
+        return self._state.valid
+
+    def provenance(self) -> str:
+        if not self.verified:
+            return ""
+        r, e = self._record, self._state.entry
+        gpu = r["gpu"]
+        clocks = gpu.get("clocks", {})
+        sm, mem = clocks.get("sm_mhz", {}), clocks.get("mem_mhz", {})
+        clock_text = ""
+        if sm:
+            clock_text = f"; SM clock {sm['min']:g}\u2013{sm['max']:g} MHz, memory clock {mem.get('median', 0):g} MHz during the run"
+        return mark(
+            f"Recorded on {gpu['name']} (compute capability {gpu['compute_capability']}, "
+            f"{gpu['sm_count']} SMs), driver {gpu['driver']}, CUDA runtime {gpu['cuda_runtime']}, "
+            f"nvcc {r['toolchain']['nvcc']}, commit `{r['git']['commit'][:12]}`, run `{r['tag']}`, "
+            f"{r['recorded_at'].replace('T', ' ').replace('Z', ' UTC')}{clock_text}. "
+            f"Promoted by {e['promoted_by']} ({e['principal']}, signed) on {e['promoted_at'][:10]}."
+        )
+
+    def expected_output(self) -> str:
+        review = os.path.relpath(manifest.ROOT / "research" / "REVIEW-PROCESS.md", self._lesson.path)
+        if not self.verified:
+            return UNVERIFIED_NOTICE.format(reason="; ".join(self._state.reasons), review=review)
+        r = self._record
+        out = r["stdout"].rstrip("\n") + "\n"
+        fence = snippets.fence_for(out.split("\n"))
+        cmd = " ".join(r["command"])
+        other = self._lesson.info.compare or "the ratios between rows"
+        return mark(
+            f"**{self.provenance()}**\n\n"
+            f"On another GPU every time here will differ; what carries over is {other}.\n\n"
+            f"Command: `{cmd}`\n\n{fence}text\n{out}{fence}\n"
+        )
+
+    # -- rows -----------------------------------------------------------
+    def _select(self, where: dict) -> list[dict]:
+        known = self._known_fields
+        if self._rows:
+            for k in where:
+                if k not in known:
+                    raise TemplateProblem(f"no row has a field '{k}'; the rows' fields are: {', '.join(sorted(known))}")
+        key = tuple(sorted(where.items()))
+        try:
+            return self._selected[key]
+        except KeyError:
+            pass
+        except TypeError:  # an unhashable value: select without remembering
+            return [row for row in self._rows if all(row.get(k) == v for k, v in where.items())]
+        rows = self._selected[key] = [row for row in self._rows if all(row.get(k) == v for k, v in where.items())]
+        return rows
+
+    def _field(self, row: dict, field: str):
+        base, unit = (field.rsplit(":", 1) + [""])[:2] if ":" in field else (field, "")
+        if base not in row:
+            if self._rows and all(base not in r for r in self._rows):
+                raise TemplateProblem(f"no row has a field '{base}'; the rows' fields are: {', '.join(sorted(self._known_fields))}")
+            return None
+        value = row[base]
+        if unit:
+            if unit not in UNITS:
+                raise TemplateProblem(f"unit '{unit}' is not known; expected one of: {', '.join(UNITS)}")
+            value = value * UNITS[unit] if isinstance(value, (int, float)) else value
+        return value
+
+    def measured(self, field: str, fmt: str = ".3g", **where) -> str:
+        """One number from the promoted record's row matching `where`.
+        `field` may carry a unit: 'median_ms:us' shows microseconds."""
+        if not self.verified:
+            return UNMEASURED
+        rows = self._select(where)
+        if not rows:
+            return UNMEASURED
+        value = self._field(rows[0], field)
+        if value is None:
+            return UNMEASURED
+        return mark(_format(value, fmt))
+
+    def setting(self, field: str, fmt: str = ",") -> str:
+        """A setting the program reported (its grid, its thread count)."""
+        if not self.verified:
+            return UNMEASURED
+        if field not in self._settings:
+            raise TemplateProblem(f"no setting '{field}'; the settings are: {', '.join(sorted(self._settings))}")
+        return mark(_format(self._settings[field], fmt))
+
+    def ratio(self, field: str, a: dict, b: dict, fmt: str = ".2f") -> str:
+        """a's `field` over b's."""
+        if not self.verified:
+            return UNMEASURED
+        ra, rb = self._select(a), self._select(b)
+        if not ra or not rb:
+            return UNMEASURED
+        va, vb = self._field(ra[0], field), self._field(rb[0], field)
+        if not isinstance(va, (int, float)) or not isinstance(vb, (int, float)) or vb == 0:
+            return UNMEASURED
+        return mark(_format(va / vb, fmt))
+
+    def table(self, columns: list, **where) -> str:
+        """A Markdown table of the rows matching `where`: columns are
+        [header, field, format] (field may carry a unit, 'median_ms:us').
+        A fourth element, a mapping such as {"timing": "cold"}, takes that
+        column from the row that is this one with those fields changed
+        (its cold twin), left empty where the record has none."""
+        if not self.verified:
+            return f"{UNMEASURED}\n"
+        for c in columns:
+            if not isinstance(c, (list, tuple)) or len(c) not in (3, 4) or (len(c) == 4 and not isinstance(c[3], dict)):
+                raise TemplateProblem("a table column is [header, field, format] or [header, field, format, {field: value}]")
+        rows = self._select(where)
+        head = "| " + " | ".join(c[0] for c in columns) + " |\n| " + " | ".join("---" for _ in columns) + " |\n"
+        body = []
+        for row in rows:
+            cells = []
+            for column in columns:
+                _, field, fmt = column[:3]
+                source = row
+                if len(column) == 4:
+                    key = {k: row[k] for k in store.ROW_KEY_FIELDS if k in row}
+                    twins = self._select({**key, **column[3]})
+                    source = twins[0] if twins else None
+                value = None if source is None else self._field(source, field)
+                if value is None:
+                    cells.append("")
+                elif isinstance(value, str):
+                    cells.append(f"`{value}`")
+                else:
+                    cells.append(mark(_format(value, fmt)))
+            body.append("| " + " | ".join(cells) + " |")
+        return head + "\n".join(body) + "\n"
+
+    def values(self, field: str, **where) -> list:
+        """The distinct values of a row field (for loops over sizes)."""
+        if not self.verified:
+            return []
+        return sorted({r[field] for r in self._select(where) if field in r}, key=lambda v: (str(type(v)), v))
