@@ -325,13 +325,3 @@ def _same_tree(final: Path, files: dict[str, str | bytes]) -> bool:
             return False
     return True
 
-
-def cleanup_stale_temporaries(folder: Path) -> None:
-    """Removes `.NAME.new-*` and `.NAME.old-*` folders a killed run (SIGKILL,
-    a power cut) may have left beside its output."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        return
-    for p in folder.iterdir():
-        if p.is_dir() and p.name.startswith(".") and (".new-" in p.name or ".old-" in p.name):
-            shutil.rmtree(p, ignore_errors=True)

@@ -35,9 +35,6 @@ class PageCauses:
                 seen += 1
         return UNMEASURED
 
-    def profile_rows(self) -> list[str]:
-        return [r.get("row") for run in self._profile.get("runs", []) for r in run.get("rows", [])]
-
     def timeline(self, field: str, fmt: str = ".1f", **where) -> str:
         """A number from the timeline build's rows (times in microseconds)."""
         if not self.verified:

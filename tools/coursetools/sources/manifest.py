@@ -85,9 +85,6 @@ class Lesson:
         major, minor = self.min_cc.split(".")
         return int(major), int(minor)
 
-    def variant_binary(self, target: str) -> Path:
-        return Path(self.binary).with_name(target)
-
 
 # A lesson folder's files that no compiler reads: the page and its
 # template, the charts, the declarations, notes.
