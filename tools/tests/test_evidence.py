@@ -31,6 +31,7 @@ ok = os.environ.get("FAKE_CHECK", "1") == "1"
 gbps = float(os.environ.get("FAKE_GBPS", "1080.4"))
 res = {"lesson": "day99_fake",
        "gpu": {"name": "Fake H200", "compute_capability": os.environ.get("FAKE_CC", "9.0"),
+               "uuid": os.environ.get("FAKE_UUID", "GPU-01234567-89ab-cdef-0123-456789abcdef"),
                "sm_count": 132, "runtime": 13000, "driver_api": 13000,
                "memory_clock_khz": 3201000, "memory_bus_bits": 6144},
        "checks": [{"check": "sum", "ok": ok, "detail": "exact" if ok else "off by 3"}],
@@ -41,18 +42,37 @@ sys.exit(int(os.environ.get("FAKE_EXIT", "0")))
 '''
 
 
+# A test fixture standing in for NVIDIA's nvidia-smi: it reports one GPU,
+# the one FAKE says it ran on, and that GPU's clocks, in nvidia-smi's CSV.
+FAKE_SMI = r'''#!/usr/bin/env python3
+import os, sys
+query = next(a for a in sys.argv if a.startswith("--query-gpu=")).split("=", 1)[1]
+uuid = os.environ.get("FAKE_SMI_UUID", "GPU-01234567-89ab-cdef-0123-456789abcdef")
+answers = {"uuid,name,driver_version,pci.bus_id": f"{uuid}, Fake H200, 580.159.04, 00000000:00:1E.0",
+           "uuid,clocks.sm,clocks.mem,temperature.gpu,power.draw": f"{uuid}, 1980, 3201, 41, 250.5"}
+print(answers[query])
+'''
+
+
 @pytest.fixture
 def repo(tmp_path, monkeypatch, reviewer_key):
     root = tmp_path / "repo"
     write(root / "common" / "course.cuh", "#pragma once\n")
     write(root / "lessons" / "day99_fake" / "fake.cu", '#include "course.cuh"\nint main() {}\n')
+    write(root / "lessons" / "day99_fake" / "CMakeLists.txt",
+          'course_add_lesson(day99_fake\n  DAY 99\n  TOPIC "Fake"\n  SOURCES fake.cu\n  MIN_CC 9.0)\n')
     binary = write(root / "build" / "bin" / "day99_fake", FAKE)
     binary.chmod(binary.stat().st_mode | stat.S_IEXEC)
+    smi = write(tmp_path / "fake-bin" / "nvidia-smi", FAKE_SMI)
+    smi.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{smi.parent}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setattr(manifest, "ROOT", root)
     monkeypatch.setenv("COURSE_EVIDENCE_DIR", str(root / "evidence"))
     monkeypatch.setattr(ev_run, "_build", lambda build, targets: "cmake --build build --target " + " ".join(targets))
     monkeypatch.setattr(ev_run, "git_state", lambda root=None: (None, None))
-    for k in ("FAKE_EXIT", "FAKE_CC", "FAKE_CHECK", "FAKE_GBPS"):
+    # The relink check needs a real link step; test_relink_check_refuses_a_swapped_binary covers it.
+    monkeypatch.setattr(ev_run.flags, "relink_problems", lambda lesson, build: [])
+    for k in ("FAKE_EXIT", "FAKE_CC", "FAKE_CHECK", "FAKE_GBPS", "FAKE_UUID", "FAKE_SMI_UUID"):
         monkeypatch.delenv(k, raising=False)
     pub = reviewer_key.with_suffix(".pub")
     write(root / "evidence" / "allowed_signers", signing.public_key_line("tester@example.org", pub) + "\n")
@@ -77,8 +97,12 @@ def test_record_holds_every_field_and_verifies(repo):
     assert rec["git"] == {"commit": "abc1234", "dirty": False, "source": "argument"}
     assert rec["executable"]["target"] == "day99_fake" and len(rec["executable"]["sha256"]) == 64
     assert rec["executable"]["sha256"] == ev_store.sha256_file(root / "build" / "bin" / "day99_fake")
-    assert rec["sources"]["method"] == "cpp-tokens/1"
-    assert set(rec["sources"]["files"]) == {"common/course.cuh", "lessons/day99_fake/fake.cu"}
+    assert rec["sources"]["method"] == "course-tokens/2"
+    assert set(rec["sources"]["files"]) == {"common/course.cuh", "lessons/day99_fake/fake.cu",
+                                            "lessons/day99_fake/CMakeLists.txt"}
+    assert rec["gpu"]["uuid"] == "GPU-01234567-89ab-cdef-0123-456789abcdef"
+    assert rec["gpu"]["driver"] == "580.159.04" and rec["gpu"]["clocks"]["samples"] >= 1
+    assert rec["host"]["cpu_count"] >= 1
     assert rec["gpu"]["peak_dram_gbps"] > 4000
     assert rec["digest"] == ev_store.record_digest(rec)
     assert ev_promote.record_problems(lesson, rec) == []
@@ -250,6 +274,7 @@ def test_two_promotes_at_once_both_land(repo, reviewer_key):
     root, lesson = repo
     other = fake_lesson(root, target="day98_other", source="other.cu")
     write(root / "lessons" / "day98_other" / "other.cu", "int x;\n")
+    write(root / "lessons" / "day98_other" / "CMakeLists.txt", "course_add_lesson(day98_other DAY 98)\n")
     binary = write(root / "build" / "bin" / "day98_other", FAKE)
     binary.chmod(0o755)
     record(root, lesson)

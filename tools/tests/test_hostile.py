@@ -482,11 +482,11 @@ def test_the_digest_refuses_every_splice_the_compiler_makes(src):
 
 def test_a_header_dropped_beside_the_sources_is_digested(page_repo):
     root, lesson = page_repo
-    before = lesson.digest_files
+    before = lesson.digest_files()
     write(root / "lessons" / "day99_fake" / "course.cuh", "#define shadow 1\n")
     write(root / "common" / "cub" / "device" / "device_reduce.cuh", "#define shadow 2\n")
     write(root / "lessons" / "day99_fake" / "figures" / "f.svg", "<svg/>")
-    after = lesson.digest_files
+    after = lesson.digest_files()
     assert "lessons/day99_fake/course.cuh" in after and "common/cub/device/device_reduce.cuh" in after
     assert "lessons/day99_fake/figures/f.svg" not in after and set(before) < set(after)
 

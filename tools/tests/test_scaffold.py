@@ -34,7 +34,10 @@ def test_new_writes_a_lesson(course, root):
     (["Day30"], "not a lesson name"),
     (["day30_"], "not a lesson name"),
     (["day30_x", "--min-cc", "nine"], "not a compute capability"),
-    (["day30_x", "--topic", 'a "quoted" topic'], "without quotes"),
+    (["day30_x", "--topic", 'a "quoted" topic'], "may hold letters, digits"),
+    (["day32_semi", "--topic", "a;b"], "may hold letters, digits"),
+    (["day031_alpha"], "without leading zeros"),
+    (["day0_zero"], "without leading zeros"),
 ])
 def test_bad_names_are_refused(course, root, args, words):
     r = course("new", *args)
@@ -47,6 +50,9 @@ def test_an_existing_lesson_or_day_is_never_overwritten(course, root):
     assert course("new", "day30_vector_add").code == 2
     r = course("new", "day30_other")
     assert r.code == 2 and "day 30 already exists" in r.err
+    (root / "lessons" / "day031_alpha").mkdir()  # a folder made by hand, with a leading zero
+    r = course("new", "day31_beta")
+    assert r.code == 2 and "day 31 already exists" in r.err
     assert (root / "lessons" / "day30_vector_add" / "vector_add.cu").read_text() == before
 
 

@@ -161,3 +161,45 @@ def link_extras(lesson: Lesson, build: Path, cuda_root: Path | None = None) -> l
             extras.append(t)
         i += 1
     return extras
+
+
+def relink_problems(lesson: Lesson, build: Path) -> list[str]:
+    """The executable in bin/ must be exactly what the lesson's link step
+    produces: CMake's own link command for the target (link.txt) is run
+    again into a temporary file and the two are compared byte for byte (a
+    link of the same objects gives the same bytes). A step that changed
+    the binary after the link, a post-build command or a copy by hand,
+    shows here."""
+    import hashlib
+    import subprocess
+    import tempfile
+
+    folder = Path(build) / lesson.dir
+    link = folder / "CMakeFiles" / f"{lesson.target}.dir" / "link.txt"
+    binary = Path(build) / "bin" / lesson.target
+    if not link.is_file():
+        return [f"{link}: no link command to check {binary.name} against; record from a build that CMake's "
+                "Makefile generator made (the presets' default)"]
+    lines = [l for l in link.read_text(encoding="utf-8", errors="replace").splitlines() if l.strip()]
+    try:
+        tokens = shlex.split(lines[0]) if len(lines) == 1 else []
+    except ValueError:
+        tokens = []
+    if "-o" not in tokens or tokens.index("-o") + 1 >= len(tokens):
+        return [f"{link}: not one link command with an output (-o); cannot check {binary.name}"]
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / lesson.target
+        cmd = list(tokens)
+        cmd[cmd.index("-o") + 1] = str(out)
+        try:
+            proc = subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=600)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return [f"{link}: the link step could not run again ({e})"]
+        if proc.returncode != 0 or not out.is_file():
+            return [f"{link}: the link step failed when run again: {proc.stderr.strip()[-300:]}"]
+        same = binary.is_file() and hashlib.sha256(out.read_bytes()).digest() == hashlib.sha256(
+            binary.read_bytes()).digest()
+    if not same:
+        return [f"{binary}: not the executable the link step produces (something changed it after the link: a "
+                "post-build step, a copy); build it again from a clean build folder"]
+    return []

@@ -1,9 +1,13 @@
-"""What this machine says about itself while a lesson runs: the GPU's
-clocks sampled through nvidia-smi, the driver, the compiler, and git's
-word on the tree."""
+"""What this machine says about itself while a lesson runs: the GPUs the
+driver reports (nvidia-smi), their clocks sampled during the run, the
+host's processor, the compiler, and git's word on the tree.
+
+Standard library only: this runs on the GPU machine."""
 
 from __future__ import annotations
 
+import os
+import platform
 import re
 import shutil
 import statistics
@@ -14,48 +18,68 @@ from pathlib import Path
 
 from ..sources import manifest
 
+# What nvidia-smi is asked about each GPU, in its own field names.
+GPU_FIELDS = ("uuid", "name", "driver_version", "pci.bus_id")
+
+
+def _smi(query: str) -> tuple[list[list[str]] | None, str | None]:
+    """nvidia-smi's CSV answer, one list of fields per GPU, or (None, why)."""
+    try:
+        out = subprocess.run(["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader,nounits"],
+                             capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return None, f"nvidia-smi: {e}"
+    if out.returncode != 0:
+        return None, f"nvidia-smi exited {out.returncode}: {out.stderr.strip()[:200]}"
+    rows = [[f.strip() for f in line.split(",")] for line in out.stdout.strip().splitlines() if line.strip()]
+    return rows, None
+
+
+def gpus() -> tuple[list[dict], str | None]:
+    """Every GPU the driver reports: uuid, name, driver, PCI bus id."""
+    rows, why = _smi(",".join(GPU_FIELDS))
+    if rows is None:
+        return [], why
+    keys = ("uuid", "name", "driver", "pci_bus_id")
+    return [dict(zip(keys, r)) for r in rows if len(r) == len(keys)], None
+
 
 class ClockSampler:
-    """Reads the SM and memory clocks with nvidia-smi while the lesson
-    runs, so the record says what clocks its numbers were measured at."""
+    """Reads every GPU's SM and memory clocks with nvidia-smi while the
+    lesson runs, so the record says what clocks its numbers were measured
+    at, and shows that a GPU was there to read."""
 
-    QUERY = "clocks.sm,clocks.mem,temperature.gpu,power.draw"
+    QUERY = "uuid,clocks.sm,clocks.mem,temperature.gpu,power.draw"
     KEYS = ("sm_mhz", "mem_mhz", "temperature_c", "power_w")
 
     def __init__(self, period_s: float = 0.25):
         self.period = period_s
-        self.samples: list[dict] = []
+        self.readings: list[dict] = []
         self.error: str | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._t0 = time.monotonic()
 
-    def _read(self) -> dict | None:
-        try:
-            out = subprocess.run(
-                ["nvidia-smi", f"--query-gpu={self.QUERY}", "--format=csv,noheader,nounits", "-i", "0"],
-                capture_output=True, text=True, timeout=10,
-            )
-        except (OSError, subprocess.TimeoutExpired) as e:
-            self.error = f"nvidia-smi: {e}"
-            return None
-        if out.returncode != 0:
-            self.error = f"nvidia-smi exited {out.returncode}: {out.stderr.strip()}"
-            return None
-        vals: dict = {"t_s": round(time.monotonic() - self._t0, 3)}
-        for k, p in zip(self.KEYS, out.stdout.strip().split(",")):
-            try:
-                vals[k] = float(p)
-            except ValueError:
-                vals[k] = None
-        return vals
+    def _read(self) -> bool:
+        rows, why = _smi(self.QUERY)
+        if rows is None:
+            self.error = why
+            return False
+        t = round(time.monotonic() - self._t0, 3)
+        for r in rows:
+            vals: dict = {"t_s": t, "uuid": r[0]}
+            for k, p in zip(self.KEYS, r[1:]):
+                try:
+                    vals[k] = float(p)
+                except ValueError:
+                    vals[k] = None
+            self.readings.append(vals)
+        return True
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            v = self._read()
-            if v is None:
+            if not self._read():
                 return
-            self.samples.append(v)
             self._stop.wait(self.period)
 
     def __enter__(self):
@@ -66,27 +90,42 @@ class ClockSampler:
         self._stop.set()
         self._thread.join(timeout=15)
 
-    def summary(self) -> dict:
-        out: dict = {"samples": len(self.samples), "period_s": self.period, "readings": self.samples}
-        if self.error and not self.samples:
+    def summary(self, uuid: str | None) -> dict:
+        """The readings of the GPU `uuid` (the one the lesson ran on)."""
+        mine = [{k: v for k, v in s.items() if k != "uuid"} for s in self.readings if s.get("uuid") == uuid]
+        out: dict = {"samples": len(mine), "period_s": self.period, "readings": mine}
+        if self.error and not mine:
             out["error"] = self.error
         for key in self.KEYS:
-            vals = [s[key] for s in self.samples if s.get(key) is not None]
+            vals = [s[key] for s in mine if s.get(key) is not None]
             if vals:
                 out[key] = {"min": min(vals), "median": statistics.median(vals), "max": max(vals)}
         return out
 
 
-def _driver_version() -> str | None:
+def host() -> dict:
+    """The host as the OS reports it: the processor's model name and how
+    many logical CPUs there are and may run this process. Batch timings
+    and stream launches of small kernels time the host's launch work as
+    much as the GPU's, so they carry over only to the same host."""
+    model = None
     try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader", "-i", "0"],
-                             capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return out.stdout.strip() or None if out.returncode == 0 else None
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.lower().startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        usable = None
+    return {"platform": platform.platform(), "cpu_model": model or platform.processor() or None,
+            "cpu_count": os.cpu_count(), "cpus_usable": usable}
 
 
-def _nvcc_version() -> str | None:
+def nvcc_version() -> str | None:
     nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
     try:
         out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=30)
@@ -111,7 +150,7 @@ def git_state(root: Path | None = None) -> tuple[str | None, bool | None]:
     return head.stdout.strip(), bool(status.stdout.strip())
 
 
-def _runtime_string(v) -> str | None:
-    if not isinstance(v, int) or v <= 0:
+def runtime_string(v) -> str | None:
+    if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
         return None
     return f"{v // 1000}.{(v % 1000) // 10}"

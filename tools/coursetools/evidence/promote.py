@@ -20,11 +20,12 @@ from pathlib import Path
 from ..binaries import flags as buildcheck
 from ..errors import EvidenceError, UsageError, display_path
 from ..fsutil import write_atomic
-from ..sources import manifest
+from ..sources import buildfile, manifest
 from ..sources.manifest import Lesson
 from . import signing
 from .compare import compare_records, format_comparison
 from .plausibility import impossible_rows, impossible_timeline
+from .proof import gpu_proof_problems
 from .store import (COMMIT_RE, PROMOTIONS_SCHEMA, SCHEMA, confined_record, evidence_dir, load_promotions,
                     load_record, promotions_path, record_digest, record_path, record_shape_problems,
                     sources_digest)
@@ -83,10 +84,17 @@ def record_problems(lesson: Lesson, rec: dict, for_promotion: bool = True) -> li
         reasons.append("the executable that ran was not the lesson's own build target (no target and sha256 recorded)")
     elif not str(exe.get("built_by", "")).startswith("cmake --build"):
         reasons.append("the record does not show the lesson built by its build (cmake --build)")
+    reasons += gpu_proof_problems(rec)
     reasons += impossible_rows(results, gpu)
     reasons += impossible_timeline(rec)
+    reasons += [str(d) for d in buildfile.build_file_problems(lesson)]
+    # What this machine's build compiles the lesson with: only where it is
+    # built (a build for an older GPU leaves a day out, and its evidence
+    # stands on the sources digest alone).
     build = Path(lesson.binary).parent.parent
-    extras = list(lesson.extra_flags) + buildcheck.compile_extras(lesson, build) + buildcheck.link_extras(lesson, build)
+    extras = []
+    if lesson.built:
+        extras = list(lesson.extra_flags) + buildcheck.compile_extras(lesson, build) + buildcheck.link_extras(lesson, build)
     if extras:
         reasons.append("the lesson's timed build compiles with flags of its own "
                        f"({'; '.join(extras)[:300]}), which the sources digest cannot see; "

@@ -65,6 +65,19 @@ def _first_cuda_error(text: str) -> str | None:
     return m.group(1) if m else None
 
 
+# Exits that mean the program never ran its kernels: the shell could not
+# run it (126) or find it (127), or the lesson waived (2: no suitable GPU).
+NOT_STARTED = (2, 126, 127)
+
+
+def _started(text: str, target: str, code: int) -> bool:
+    """Whether a variant got as far as its GPU work: it printed the
+    lesson's opening line ("TARGET on GPU ..."), which course::begin()
+    prints only once the capability gate has passed, and its exit is not
+    one that means it never ran (a signal is a fault only after that)."""
+    return code not in NOT_STARTED and f"{target} on " in text
+
+
 def run(build: Path, logs: Path, say=print, only: list[str] | None = None) -> dict:
     steps: list[dict] = []
 
@@ -76,7 +89,7 @@ def run(build: Path, logs: Path, say=print, only: list[str] | None = None) -> di
     code, text = _sh(["cmake", "--preset", "gpu-only", f"-B{build}"], logs / "configure.log")
     if code != 0:
         step("configure", False, detail=f"see {display_path(logs / 'configure.log')}")
-        return _summary([], steps, only)
+        return _summary([], steps, build, only)
     lessons = manifest.load(build / "course-manifest.json")
     variants = [v for l in lessons if l.built for v in (*l.variants, l.timeline_target) if v]
     code, _ = _sh(["cmake", "--build", str(build), "-j", "16"], logs / "build.log")
@@ -84,7 +97,7 @@ def run(build: Path, logs: Path, say=print, only: list[str] | None = None) -> di
         code, _ = _sh(["cmake", "--build", str(build), "-j", "16", "--target", *variants], logs / "build-variants.log")
     step("build every day and variant", code == 0, exit_code=code)
     if code != 0:
-        return _summary(lessons, steps, only)
+        return _summary(lessons, steps, build, only)
 
     code, text = _sh(["ctest", "--test-dir", str(build), "-L", "gpu", "--output-on-failure"], logs / "ctest-gpu.log")
     skipped = len(re.findall(r"\*\*\*Skipped", text))
@@ -105,12 +118,16 @@ def run(build: Path, logs: Path, say=print, only: list[str] | None = None) -> di
             errors = _count_errors(text)
             step(name, code == 0, tool=s["tool"], lesson=lesson.target, args=list(s["args"]),
                  exit_code=code, errors=errors)
-        for neg in lesson.info.negative:
+        for k, neg in enumerate(lesson.info.negative):
             target = neg["target"]
+            if target not in lesson.variants:  # lesson.toml's loader refuses this too
+                step(f"{target}: not one of {lesson.target}'s declared variants", False)
+                continue
             variant = str(build / "bin" / target)
             with tempfile.TemporaryDirectory() as t:
                 out_json = Path(t) / "out.json"
-                code, text = _sh([variant, *neg["args"], "--json", str(out_json)], logs / f"{target}.log")
+                code, text = _sh([variant, *neg["args"], "--json", str(out_json)],
+                                 logs / f"{lesson.target}-negative-{k}.log")
                 rows = []
                 if out_json.exists():
                     try:
@@ -119,6 +136,10 @@ def run(build: Path, logs: Path, say=print, only: list[str] | None = None) -> di
                         rows = []
             fields = {"lesson": lesson.target, "target": target, "args": list(neg["args"]), "expect": neg["expect"],
                       "exit_code": code, "cuda_error": _first_cuda_error(text), "rows": rows}
+            if not _started(text, lesson.target, code):
+                step(f"{target}: did not start", False, detail=f"exit {code}: the program never reached its GPU "
+                     "work, so no fault of its kernels can be caught here", **fields)
+                continue
             if neg["expect"] == "report":
                 step(f"{target}: reported", None, **fields)
                 continue
@@ -126,20 +147,20 @@ def run(build: Path, logs: Path, say=print, only: list[str] | None = None) -> di
                 step(f"{target}: the fault is caught", True, caught_by="exit code", **fields)
                 continue
             code2, text2 = _sh([_sanitizer(), "--tool", "racecheck", "--error-exitcode", "99", variant, *neg["args"]],
-                               logs / f"{target}-racecheck.log")
+                               logs / f"{lesson.target}-negative-{k}-racecheck.log")
             step(f"{target}: the fault is caught", code2 != 0, caught_by="racecheck",
                  racecheck_hazards=_count_errors(text2), **fields)
-    return _summary(lessons, steps, only)
+    return _summary(lessons, steps, build, only)
 
 
-def _summary(lessons, steps, only=None) -> dict:
+def _summary(lessons, steps, build: Path, only=None) -> dict:
     gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader", "-i", "0"],
                          capture_output=True, text=True) if shutil.which("nvidia-smi") else None
     return {
         "schema": SCHEMA,
         "ran_at": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "gpu": gpu.stdout.strip() if gpu is not None and gpu.returncode == 0 else None,
-        "sources": {l.target: dg.sources_digest(l.digest_files, manifest.ROOT)["digest"] for l in lessons
+        "sources": {l.target: dg.sources_digest(l.digest_files(build), manifest.ROOT)["digest"] for l in lessons
                     if not only or l.target in only},
         "passed": all(s["passed"] is not False for s in steps) and bool(steps),
         "steps": steps,

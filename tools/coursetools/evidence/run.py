@@ -10,19 +10,22 @@ import contextlib
 import datetime as dt
 import json
 import os
-import platform
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 
+from ..binaries import flags
 from ..errors import EvidenceError, UsageError, display_path
 from ..fsutil import create_new_atomic
-from ..sources import manifest
+from ..sources import buildfile, manifest
 from ..sources.manifest import Lesson, build_dir
-from .machine import ClockSampler, _driver_version, _nvcc_version, _runtime_string, git_state
+from . import machine
+from .machine import ClockSampler, git_state
 from .plausibility import impossible_rows, peak_dram_gbps
-from .store import COMMIT_RE, SCHEMA, load_json, record_digest, record_path, sha256_file, sources_digest
+from .proof import gpu_proof_problems
+from .store import (COMMIT_RE, SCHEMA, StrictJSONError, load_json, record_digest, record_path, sha256_file,
+                    sources_digest, strict_json)
 
 
 def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
@@ -58,11 +61,13 @@ def _run_copy(binary: Path, args: list[str], tmp: Path, wrapper: list[str] | Non
               timeout: int = 3600) -> dict:
     """Copies `binary` to `tmp`, hashes the copy, runs it with `args` and
     --json, and returns what happened. The copy is what runs, so the hash
-    is exactly the executable that produced the output."""
+    is exactly the executable that produced the output. The copy is made
+    before any thread of ours starts a child (see copy_executable)."""
     if not binary.is_file():
         raise UsageError(f"{display_path(binary)}: not built")
     exe = tmp / binary.name
-    copy_executable(binary, exe)
+    if not exe.exists():
+        copy_executable(binary, exe)
     sha = sha256_file(exe)
     json_path = tmp / f"{binary.name}.results.json"
     with contextlib.suppress(FileNotFoundError):
@@ -77,11 +82,11 @@ def _run_copy(binary: Path, args: list[str], tmp: Path, wrapper: list[str] | Non
     results, problem = None, None
     if json_path.exists():
         try:
-            results = json.loads(json_path.read_text(encoding="utf-8"))
+            results = strict_json(json_path.read_bytes().decode("utf-8"))
             if not isinstance(results, dict):
                 results, problem = None, "the lesson's --json output is not an object"
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            problem = f"the lesson's --json output is not JSON: {e}"
+        except (StrictJSONError, UnicodeDecodeError) as e:
+            results, problem = None, f"the lesson's --json output is not strict JSON: {e}"
     else:
         problem = "the lesson wrote no --json output"
     return {
@@ -168,10 +173,17 @@ def record(
         raise UsageError(f"{lesson.target} is left out of this build (its architectures); configure for its GPU")
     if review is not None:
         review_data = load_json(Path(review), "the summary tools/course review wrote")
+    steps = buildfile.build_file_problems(lesson)
+    if steps:
+        raise EvidenceError(["refused to record: the lesson's build definition adds what the course's does not:"]
+                            + steps)
     build = Path(build or build_dir())
     targets = [lesson.target] + ([lesson.timeline_target] if timeline and lesson.timeline_target else [])
     built_by = _build(build, targets)
-    digest = sources_digest(lesson)
+    relinked = flags.relink_problems(lesson, build)
+    if relinked:
+        raise EvidenceError(["refused to record: the executable is not the one the build produced:"] + relinked)
+    digest = sources_digest(lesson, build)
     if review is not None and (review_data.get("sources") or {}).get(lesson.target) != digest["digest"]:
         raise UsageError(
             f"{display_path(review)}: the review ran on other sources than these ({lesson.target}); "
@@ -182,36 +194,43 @@ def record(
     started = dt.datetime.now(dt.timezone.utc)
     with tempfile.TemporaryDirectory() as t:
         tmp = Path(t)
+        copy_executable(binary, tmp / binary.name)  # before the sampler's thread forks anything
         with ClockSampler() as clocks:
             run = _run_copy(binary, list(extra_args or []), tmp)
-        gpu_json = (run["results"] or {}).get("gpu", {}) if isinstance((run["results"] or {}).get("gpu"), dict) else {}
+        smi_gpus, _ = machine.gpus()
+        results = run["results"] or {}
+        gpu_json = results.get("gpu") if isinstance(results.get("gpu"), dict) else {}
         prof = _profile(lesson, binary, tmp) if profile else {"skipped": "--no-profile"}
         tl = None
         if timeline and lesson.timeline_target:
             with tempfile.TemporaryDirectory() as t2:
-                tl_run = _run_copy(build / "bin" / lesson.timeline_target, list(lesson.info.timeline_args), Path(t2))
+                tl_binary = build / "bin" / lesson.timeline_target
+                copy_executable(tl_binary, Path(t2) / tl_binary.name)
+                tl_run = _run_copy(tl_binary, list(lesson.info.timeline_args), Path(t2))
             tl = {
                 "target": lesson.timeline_target,
                 "command": [f"build/bin/{lesson.timeline_target}", *lesson.info.timeline_args, "--json", "FILE"],
                 **{k: tl_run[k] for k in ("sha256", "exit_code", "stdout", "stderr", "results")},
             }
 
+    uuid = gpu_json.get("uuid") if isinstance(gpu_json.get("uuid"), str) else None
+    driver = next((g.get("driver") for g in smi_gpus if g.get("uuid") == uuid), None)
     gpu = {
         "name": gpu_json.get("name"),
+        "uuid": uuid,
+        "pci_bus_id": gpu_json.get("pci_bus_id"),
         "compute_capability": gpu_json.get("compute_capability"),
         "sm_count": gpu_json.get("sm_count"),
         "l2_bytes": gpu_json.get("l2_bytes"),
         "memory_clock_khz": gpu_json.get("memory_clock_khz"),
         "memory_bus_bits": gpu_json.get("memory_bus_bits"),
-        "driver": _driver_version(),
-        "cuda_runtime": _runtime_string(gpu_json.get("runtime")),
-        "cuda_driver_api": _runtime_string(gpu_json.get("driver_api")),
-        "clocks": clocks.summary(),
+        "driver": driver,
+        "cuda_runtime": machine.runtime_string(gpu_json.get("runtime")),
+        "cuda_driver_api": machine.runtime_string(gpu_json.get("driver_api")),
+        "smi_gpus": smi_gpus,
+        "clocks": clocks.summary(uuid),
     }
     gpu["peak_dram_gbps"] = peak_dram_gbps(gpu)
-    impossible = impossible_rows(run["results"], gpu)
-    if impossible:
-        raise EvidenceError(["refused to record: the run holds numbers no device allows:"] + impossible)
     rec = {
         "schema": SCHEMA,
         "lesson": lesson.target,
@@ -224,18 +243,26 @@ def record(
         "stderr": run["stderr"],
         "gpu": gpu,
         "toolchain": {
-            "nvcc": _nvcc_version(),
+            "nvcc": machine.nvcc_version(),
             "nvcc_built_with": (manifest_info or {}).get("nvcc_version"),
             "flags": lesson.nvcc_flags,
             "architectures": list(lesson.architectures),
         },
         "executable": {"target": lesson.target, "sha256": run["sha256"], "built_by": built_by},
         "git": {"commit": commit, "dirty": bool(dirty), "source": source},
-        "host": {"platform": platform.platform()},
+        "host": machine.host(),
         "sources": digest,
         "results": run["results"],
         "profile": prof,
     }
+    refused = gpu_proof_problems(rec)
+    if refused:
+        said = run["stderr"].strip().splitlines()[-1:]
+        raise EvidenceError(["refused to record: nothing shows that a GPU ran this program:"] + refused
+                            + [f"the program said: {said[0][:300]}"] * bool(said))
+    impossible = impossible_rows(run["results"], gpu)
+    if impossible:
+        raise EvidenceError(["refused to record: the run holds numbers no device allows:"] + impossible)
     if run["results_error"]:
         rec["results_error"] = run["results_error"]
     if tl is not None:

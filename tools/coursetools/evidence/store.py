@@ -16,21 +16,14 @@ from ..sources import manifest
 from ..sources.manifest import Lesson
 
 
-SCHEMA = "course-evidence/2"
-
-
+# Schema 3 adds what proves a GPU ran (the device's UUID beside the
+# driver's list, clocks by device) and the host; schema 2 records stay
+# readable history; schema 1 records (no samples) are held to less of its shape.
+SCHEMA = "course-evidence/3"
 OLD_SCHEMAS = ("course-evidence/1",)
-
-
 PROMOTIONS_SCHEMA = "course-promotions/2"
-
-
 TAG_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
-
-
 TAG_FILE_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}\.json")
-
-
 COMMIT_RE = re.compile(r"^[0-9a-f]{7,40}$")
 
 
@@ -55,8 +48,12 @@ def check_tag(tag: str) -> None:
         )
 
 
-def sources_digest(lesson: Lesson, root: Path | None = None) -> dict:
-    return dg.sources_digest(lesson.digest_files, root or manifest.ROOT)
+def sources_digest(lesson: Lesson, build: Path | None = None) -> dict:
+    """The lesson's sources digest as it stands today, with the compiler's
+    dependency output read from `build` (by default the build the
+    manifest came from)."""
+    build = Path(build) if build is not None else Path(lesson.binary).parent.parent
+    return dg.sources_digest(lesson.digest_files(build), manifest.ROOT)
 
 
 def canonical(record: dict) -> bytes:
@@ -76,7 +73,7 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-# The types every schema-2 record field must have (None: may be null).
+# The types every record field must have (None: may be null).
 RECORD_TYPES = {
     "schema": str, "lesson": str, "tag": str, "recorded_at": str, "command": list,
     "exit_code": int, "stdout": str, "stderr": str, "gpu": dict, "toolchain": dict,
@@ -85,37 +82,121 @@ RECORD_TYPES = {
 }
 
 
-# Deeper than any record needs; Python's own parser would otherwise die
-# with a RecursionError on '[' * 100000.
+# Deeper than any record needs.
 MAX_JSON_DEPTH = 64
 
 
+class StrictJSONError(ValueError):
+    """JSON the evidence may not hold; `line` is where (0: unknown)."""
+
+    def __init__(self, message: str, line: int = 0, col: int = 0):
+        super().__init__(message)
+        self.line, self.col = line, col
+
+
+class _Duplicate(Exception):
+    def __init__(self, key: str):
+        self.key = key
+
+
 def _reject_constant(name: str):
-    raise ValueError(f"holds {name}, which is not a JSON number")
+    raise StrictJSONError(f"holds {name}, which is not a JSON number")
+
+
+def _pairs(pairs: list) -> dict:
+    obj: dict = {}
+    for k, v in pairs:
+        if k in obj:
+            raise _Duplicate(k)
+        obj[k] = v
+    return obj
+
+
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:]')
+_SURROGATE = re.compile(r"(?<!\\)(?:\\\\)*\\u[dD][89a-fA-F][0-9a-fA-F]{2}(?:\\u[dD][c-fC-F][0-9a-fA-F]{2})?|"
+                        r"(?<!\\)(?:\\\\)*\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+
+
+def _duplicate_line(text: str) -> int:
+    """The line of the first key that repeats in its own object (a slow
+    scan, run only once a duplicate is known to be there)."""
+    stack: list = []  # per open bracket: its keys (objects) or None (arrays)
+    last = None
+    for m in _JSON_TOKEN.finditer(text):
+        tok = m.group(0)
+        if tok == "{":
+            stack.append(set())
+        elif tok == "[":
+            stack.append(None)
+        elif tok in "]}":
+            if stack:
+                stack.pop()
+        elif tok == ":":
+            if stack and isinstance(stack[-1], set) and last is not None:
+                key = json.loads(last.group(0))
+                if key in stack[-1]:
+                    return text.count("\n", 0, last.start()) + 1
+                stack[-1].add(key)
+        last = m if tok.startswith('"') else None
+    return 0
+
+
+def _lone_surrogate_line(text: str) -> int:
+    """The line of the first \\uD800-\\uDFFF escape that is not half of a
+    high-then-low pair."""
+    for m in _SURROGATE.finditer(text):
+        if len(m.group(0).lstrip("\\")) == len("uD800"):
+            return text.count("\n", 0, m.start()) + 1
+    return 0
+
+
+def _walk(data) -> str | None:
+    """What is wrong deep inside `data`: nesting past MAX_JSON_DEPTH, or a
+    string (a key or a value) holding half of a surrogate pair, which no
+    UTF-8 file can hold."""
+    todo = [(data, 1)]
+    while todo:
+        x, depth = todo.pop()
+        if depth > MAX_JSON_DEPTH:
+            return f"nests deeper than {MAX_JSON_DEPTH} levels"
+        if isinstance(x, dict):
+            for k, v in x.items():
+                if not _encodable(k):
+                    return "a key holds a lone surrogate escape (half of a UTF-16 pair)"
+                todo.append((v, depth + 1))
+        elif isinstance(x, list):
+            todo += [(v, depth + 1) for v in x]
+        elif isinstance(x, str) and not _encodable(x):
+            return "a string holds a lone surrogate escape (half of a UTF-16 pair)"
+    return None
+
+
+def _encodable(s: str) -> bool:
+    try:
+        s.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
 
 
 def strict_json(text: str):
-    """json.loads without NaN or Infinity, and without nesting deeper than
-    MAX_JSON_DEPTH (ValueError naming what is wrong)."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for ch in text:  # brackets outside strings: the nesting, in one pass
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
-            depth += 1
-            if depth > MAX_JSON_DEPTH:
-                raise ValueError(f"nests deeper than {MAX_JSON_DEPTH} levels")
-        elif ch in "]}":
-            depth -= 1
-    return json.loads(text, parse_constant=_reject_constant)
+    """json.loads, held to what a record may hold: no NaN or Infinity, no
+    key twice in one object (JSON readers disagree on which copy wins), no
+    lone surrogate escape, no nesting deeper than MAX_JSON_DEPTH.
+    StrictJSONError names what is wrong and, where it can, the line."""
+    try:
+        data = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_pairs)
+    except _Duplicate as e:
+        raise StrictJSONError(f"holds the key {e.key!r} twice in one object", _duplicate_line(text)) from None
+    except json.JSONDecodeError as e:
+        raise StrictJSONError(f"is not valid JSON ({e.msg})", e.lineno, e.colno) from None
+    except RecursionError:
+        raise StrictJSONError(f"nests deeper than {MAX_JSON_DEPTH} levels") from None
+    problem = _walk(data)
+    if problem:
+        line = _lone_surrogate_line(text) if "surrogate" in problem else 0
+        raise StrictJSONError(problem, line)
+    return data
 
 
 def load_json(path: Path, what: str) -> dict:
@@ -133,11 +214,10 @@ def load_json(path: Path, what: str) -> dict:
     try:
         data = strict_json(raw.decode("utf-8"))
     except UnicodeDecodeError as e:
-        raise EvidenceError(Diagnostic(shown, 0, 0, f"is not UTF-8 ({e.reason}); expected {what}")) from None
-    except json.JSONDecodeError as e:
-        raise EvidenceError(Diagnostic(shown, e.lineno, e.colno, f"is not valid JSON ({e.msg}); expected {what}")) from None
-    except ValueError as e:
-        raise EvidenceError(Diagnostic(shown, 0, 0, f"{e}; expected {what}")) from None
+        line = raw.count(b"\n", 0, e.start) + 1
+        raise EvidenceError(Diagnostic(shown, line, 0, f"is not UTF-8 ({e.reason}); expected {what}")) from None
+    except StrictJSONError as e:
+        raise EvidenceError(Diagnostic(shown, e.line, e.col, f"{e}; expected {what}")) from None
     if not isinstance(data, dict):
         raise EvidenceError(Diagnostic(shown, 0, 0, f"holds a JSON {type(data).__name__}, not an object; expected {what}"))
     return data

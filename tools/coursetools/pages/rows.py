@@ -112,7 +112,7 @@ class PageRows:
         out = r["stdout"].rstrip("\n") + "\n"
         fence = snippets.fence_for(out.split("\n"))
         cmd = " ".join(r["command"])
-        other = self._lesson.info.compare or "the ratios between rows"
+        other = "; ".join(c["what"] for c in self._lesson.info.carry_over) or "the ratios between rows"
         return mark(
             f"**{self.provenance()}**\n\n"
             f"On another GPU every time here will differ; what carries over is {other}.\n\n"

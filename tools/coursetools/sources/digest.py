@@ -1,11 +1,25 @@
-"""The sources digest: what ties a record to the code that ran.
+"""The sources digest: what ties a record to the code and the build that
+produced it.
 
-It is taken over each file's C++ token stream (cpplex.code_tokens):
-comments and whitespace dropped, literals kept whole. A comment or a
-formatting change keeps a record valid, and the page's snippets simply
-update; any change of code, down to one character of a string, makes the
-record stale. The digest covers the lesson's sources and the shared
-header.
+It covers everything that shapes a lesson's binary or its page:
+
+  - the lesson's sources, the shared header and its parts, every file in
+    common/ (an include folder: a common/cub/... would shadow CUB) and
+    every file in the lesson's folder a compiler could include (a
+    course.cuh dropped beside the .cu would shadow the shared one);
+  - every file those include, followed as the compiler follows an
+    #include, wherever in the repository it lies (includes.py), and every
+    file of the repository the compiler itself says it opened for the
+    lesson (its dependency output, where the build has one);
+  - the build's definition: the lesson's CMakeLists.txt, lessons/ and the
+    top CMakeLists.txt, CMakePresets.json, everything in cmake/; and the
+    lesson's lesson.toml, which its page and review read.
+
+Each file is read as tokens (cpplex for C++, hashlex for CMake, TOML and
+JSON): comments and whitespace dropped, literals kept whole. A comment or
+a formatting change keeps a record valid; any other change, down to one
+character of a string, makes it stale. A file that cannot be read
+unambiguously has no digest: it is an error, not a guess.
 """
 
 from __future__ import annotations
@@ -14,33 +28,37 @@ import hashlib
 import re
 from pathlib import Path
 
-from . import cpplex
 from ..errors import Diagnostic, SourceError
 from ..fsutil import read_source
+from . import cpplex, hashlex
 
-METHOD = "cpp-tokens/1"
+METHOD = "course-tokens/2"
 # An include directive's header name, <...> or "...": inside it, '/*' is
 # part of a path, not the start of a comment.
 INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*(?:include|include_next|import)[ \t]*(?:<(?P<name>[^>\n]*)>|"(?P<q>[^"\n]*)")',
                         re.M)
+# The build's own files, which every lesson's binary depends on.
+BUILD_FILES = ("CMakeLists.txt", "CMakePresets.json", "lessons/CMakeLists.txt")
+BUILD_FOLDER = "cmake"
 
 
 def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def file_digest(data: bytes, shown: str = "<source>") -> str:
-    """SHA-256 over the file's code tokens, one per line. SourceError
-    where a backslash-newline would let the compiler see code this digest
-    takes for a comment (cpplex.Splice): such a file has no digest."""
+def _text(data: bytes, shown: str) -> str:
     text = data.decode("utf-8", errors="surrogateescape")
     if text.startswith("\ufeff"):
         text = text[1:]
     text = text.replace("\r\n", "\n")
-    if "\r" in text:  # the compiler ends a line there; this lexer would not
+    if "\r" in text:  # the compiler ends a line there; these lexers would not
         line = text.count("\n", 0, text.index("\r")) + 1
         raise SourceError(Diagnostic(shown, line, 0, "a carriage return that does not end a line (the compiler "
                                      "reads it as a line break); the sources digest refuses it"))
+    return text
+
+
+def _cpp_tokens(text: str, shown: str) -> list[str]:
     for m in INCLUDE_RE.finditer(text):
         name = m.group("name") if m.group("name") is not None else m.group("q")
         if "/*" in name or "//" in name:
@@ -49,12 +67,45 @@ def file_digest(data: bytes, shown: str = "<source>") -> str:
                                          "path to the compiler but a comment to this lexer; the sources digest "
                                          "refuses it"))
     try:
-        tokens = cpplex.code_tokens(text)
+        return cpplex.code_tokens(text)
     except cpplex.Splice as e:
         raise SourceError(Diagnostic(shown, e.line, e.col, f"{e}; the sources digest refuses it: "
-                                     "remove the backslash (or close the literal)"))
+                                     "remove the backslash (or close the literal)")) from None
+
+
+def tokens_of(rel: str, text: str) -> list[str]:
+    """The file's tokens, by the language its name says it is in."""
+    name = rel.rsplit("/", 1)[-1]
+    try:
+        if name == "CMakeLists.txt" or name.endswith(".cmake"):
+            return hashlex.cmake_tokens(text)
+        if name.endswith(".toml"):
+            return hashlex.toml_tokens(text)
+        if name.endswith(".json"):
+            return hashlex.json_tokens(text)
+    except hashlex.Unreadable as e:
+        raise SourceError(Diagnostic(rel, e.line, 0, f"{e}; the sources digest cannot tell its comments from the "
+                                     "rest and refuses it")) from None
+    return _cpp_tokens(text, rel)
+
+
+def file_digest(data: bytes, shown: str = "<source>") -> str:
+    """SHA-256 over the file's tokens. SourceError where the file cannot
+    be read as tokens unambiguously (a backslash-newline that would let
+    the compiler see code this digest takes for a comment, a string that
+    never closes): such a file has no digest."""
+    tokens = tokens_of(shown, _text(data, shown))
     joined = "\x1f".join(tokens)
     return sha256_bytes(joined.encode("utf-8", errors="surrogateescape"))
+
+
+def build_files(root: Path) -> list[str]:
+    """The build definition every lesson shares, relative to `root`."""
+    out = [f for f in BUILD_FILES if (root / f).is_file()]
+    folder = root / BUILD_FOLDER
+    if folder.is_dir():
+        out += sorted(p.relative_to(root).as_posix() for p in folder.rglob("*") if p.is_file() or p.is_symlink())
+    return out
 
 
 def sources_digest(files: tuple[str, ...], root: Path) -> dict:
@@ -62,7 +113,7 @@ def sources_digest(files: tuple[str, ...], root: Path) -> dict:
     digest) pairs. A missing or unreadable file digests as 'missing'; a
     file the digest refuses is an error."""
     out = {}
-    for rel in sorted(files):
+    for rel in sorted(set(files)):
         try:
             data = read_source(Path(root) / rel, root)
         except SourceError:

@@ -1,7 +1,9 @@
 """What each lesson says about itself in lesson.toml beside its sources:
-the numbers its page may state, its screenshots, what the review runs,
-which counters to profile, what its machine code must contain. Checked
-against one schema; a mistake is a one-line error naming the key."""
+the numbers its page may state, its screenshots, the ratios a student
+compares on another GPU, what the review runs, which counters to profile,
+what its machine code must contain. Checked against one schema; a mistake
+is a one-line `lesson.toml:LINE: error:` naming the key and what it must
+be."""
 
 from __future__ import annotations
 
@@ -13,21 +15,19 @@ from typing import Any
 
 from ..errors import Diagnostic, SourceError
 
-
 LESSON_FILE = "lesson.toml"
 
-
 # Each key: its type, and for lists, the type of their items. Tables of
-# tables are described by nested dicts.
+# tables are described by nested dicts; a dict value of `str` names a
+# table of any keys with string or whole-number values (a row selector).
 _ARGS = (list, str)
-
-
+_ROW = "row selector"
 LESSON_SCHEMA: dict[str, Any] = {
     "page": {
         "constants": (list, (int, float)),
         "screenshot": bool,
-        "compare": str,
     },
+    "carry_over": [{"what": str, "a": _ROW, "b": _ROW, "host_bound": [_ROW]}],
     "review": {
         "sanitize": [{"tool": str, "args": _ARGS, "why": str}],
         "negative": [{"target": str, "args": _ARGS, "expect": str, "why": str}],
@@ -39,25 +39,31 @@ LESSON_SCHEMA: dict[str, Any] = {
     "timeline": {"args": _ARGS},
     "sass": [{"kernel": str, "patterns": _ARGS, "why": str}],
 }
-
-
+OPTIONAL = {"why", "host_bound"}
 SANITIZERS = ("memcheck", "racecheck", "synccheck", "initcheck")
-
-
 EXPECTATIONS = ("fault", "report")
+# A [[sass]] pattern is a regular expression run over a kernel's machine
+# code. Python's engine backtracks, so a pattern may be exponential on a
+# long kernel ("(.*.*)*X"); `course sass` runs them under a time limit, and
+# here they are held to a length no expectation needs more than.
+MAX_PATTERN = 200
 
 
 @dataclasses.dataclass(frozen=True)
 class LessonInfo:
     constants: tuple[float, ...] = ()
     screenshot: bool = False
-    compare: str = ""
+    carry_over: tuple[dict, ...] = ()
     sanitize: tuple[dict, ...] = ()
     negative: tuple[dict, ...] = ()
     metrics: tuple[dict, ...] = ()
     profile_runs: tuple[dict, ...] = ()
     timeline_args: tuple[str, ...] = ()
     sass: tuple[dict, ...] = ()
+    lines: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
+
+    def line(self, path: str) -> int:
+        return line_of(self.lines, path)
 
 
 def _type_name(t) -> str:
@@ -68,54 +74,122 @@ def _type_name(t) -> str:
     return {str: "a string", bool: "true or false", int: "a whole number"}.get(t, t.__name__)
 
 
-def _check(value, schema, where: str, problems: list[str]) -> None:
-    if isinstance(schema, dict):
+def _check(value, schema, where: str, problems: list[tuple[str, str]]) -> None:
+    if schema == _ROW:
+        if not isinstance(value, dict) or not value or any(
+                isinstance(v, bool) or not isinstance(v, (str, int)) for v in value.values()):
+            problems.append((where, "must be a table of row fields and their values, such as "
+                                    "{ version = \"v9\" }"))
+    elif isinstance(schema, dict):
         if not isinstance(value, dict):
-            problems.append(f"{where} must be a table")
+            problems.append((where, "must be a table"))
             return
         for key in value:
             if key not in schema:
-                problems.append(f"{where}.{key} is not a known key; expected one of: {', '.join(schema)}")
+                problems.append((f"{where}.{key}", f"is not a known key; expected one of: {', '.join(schema)}"))
         for key, sub in schema.items():
             if key in value:
                 _check(value[key], sub, f"{where}.{key}", problems)
     elif isinstance(schema, list):
         if not isinstance(value, list):
-            problems.append(f"{where} must be an array of tables ([[{where.lstrip('.')}]])")
+            problems.append((where, f"must be an array of tables ([[{where.lstrip('.')}]])"))
             return
         for i, item in enumerate(value):
             _check(item, schema[0], f"{where}[{i}]", problems)
-            if isinstance(item, dict):
+            if isinstance(item, dict) and isinstance(schema[0], dict):
                 for key in schema[0]:
-                    if key not in item and key != "why":
-                        problems.append(f"{where}[{i}] needs '{key}'")
+                    if key not in item and key not in OPTIONAL:
+                        problems.append((f"{where}[{i}]", f"needs '{key}'"))
     elif isinstance(schema, tuple) and schema and schema[0] is list:
         if not isinstance(value, list):
-            problems.append(f"{where} must be a list")
+            problems.append((where, "must be a list"))
             return
         item_type = schema[1]
         for i, item in enumerate(value):
             if isinstance(item, bool) or not isinstance(item, item_type):
-                problems.append(f"{where}[{i}] must be {_type_name(item_type)}")
-    else:
-        if isinstance(value, bool) and schema is not bool:
-            problems.append(f"{where} must be {_type_name(schema)}")
-        elif not isinstance(value, schema):
-            problems.append(f"{where} must be {_type_name(schema)}")
+                problems.append((f"{where}[{i}]", f"must be {_type_name(item_type)}"))
+    elif (isinstance(value, bool) and schema is not bool) or not isinstance(value, schema):
+        problems.append((where, f"must be {_type_name(schema)}"))
 
 
-def load_lesson_info(path: Path, shown: str) -> LessonInfo:
+def key_lines(text: str) -> dict[str, int]:
+    """The line of each table header and key of a TOML file, by dotted
+    path with array indices ('review.negative[1].target'), as far as a
+    line scan can tell (keys of inline tables take their key's line)."""
+    lines: dict[str, int] = {}
+    counts: dict[str, int] = {}
+    table = ""
+    for n, raw in enumerate(text.split("\n"), 1):
+        line = raw.strip()
+        m = re.match(r"^\[\[\s*([A-Za-z0-9_.-]+)\s*\]\]", line)
+        if m:
+            counts[m.group(1)] = counts.get(m.group(1), -1) + 1
+            table = f"{m.group(1)}[{counts[m.group(1)]}]"
+            lines.setdefault(table, n)
+            continue
+        m = re.match(r"^\[\s*([A-Za-z0-9_.-]+)\s*\]", line)
+        if m:
+            table = m.group(1)
+            lines.setdefault(table, n)
+            continue
+        m = re.match(r"^([A-Za-z0-9_-]+)\s*=", line)
+        if m:
+            lines.setdefault(f"{table}.{m.group(1)}" if table else m.group(1), n)
+    return lines
+
+
+def line_of(lines: dict[str, int], path: str) -> int:
+    """The line of `path`, or of the nearest enclosing key or table."""
+    path = path.lstrip(".")
+    while path:
+        if path in lines:
+            return lines[path]
+        cut = max(path.rfind("."), path.rfind("["))
+        path = path[:cut] if cut > 0 else ""
+    return 0
+
+
+def _more_problems(data: dict, variants: tuple[str, ...] | None, problems: list[tuple[str, str]]) -> None:
+    for i, s in enumerate(data.get("review", {}).get("sanitize", []) or []):
+        if isinstance(s, dict) and s.get("tool") not in SANITIZERS:
+            problems.append((f"review.sanitize[{i}].tool", f"must be one of: {', '.join(SANITIZERS)}"))
+    for i, s in enumerate(data.get("review", {}).get("negative", []) or []):
+        if not isinstance(s, dict):
+            continue
+        if s.get("expect") not in EXPECTATIONS:
+            problems.append((f"review.negative[{i}].expect", f"must be one of: {', '.join(EXPECTATIONS)}"))
+        if variants is not None and isinstance(s.get("target"), str) and s["target"] not in variants:
+            problems.append((f"review.negative[{i}].target", f"'{s['target']}' is not one of the lesson's variants "
+                             f"(its CMakeLists.txt's VARIANTS): {', '.join(variants) or 'none'}"))
+    for i, s in enumerate(data.get("sass", []) or []):
+        for k, pat in enumerate(s.get("patterns", []) if isinstance(s, dict) else []):
+            if not isinstance(pat, str):
+                continue
+            where = f"sass[{i}].patterns[{k}]"
+            if len(pat) > MAX_PATTERN:
+                problems.append((where, f"is {len(pat)} characters; a pattern holds at most {MAX_PATTERN}"))
+                continue
+            try:
+                re.compile(pat)
+            except re.error as e:
+                problems.append((where, f"'{pat[:60]}' is not a regular expression ({e})"))
+
+
+def load_lesson_info(path: Path, shown: str, variants: tuple[str, ...] | None = None) -> LessonInfo:
     """Reads and checks a lesson.toml; a missing file means no knowledge
-    beyond the build's."""
+    beyond the build's. `variants`: the lesson's declared extra builds, the
+    only targets a negative review step may run."""
     if not path.exists():
         return LessonInfo()
     from ..fsutil import read_source
 
     raw = read_source(path, path.parent)  # a regular file in the lesson's folder, not a link out of it
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise SourceError(Diagnostic(shown, 0, 0, "is not UTF-8 text; expected a TOML file")) from None
+        text = raw.decode("utf-8")
+        data = tomllib.loads(text)
+    except UnicodeDecodeError as e:
+        line = raw.count(b"\n", 0, e.start) + 1
+        raise SourceError(Diagnostic(shown, line, 0, "is not UTF-8 text; expected a TOML file")) from None
     except RecursionError:
         raise SourceError(Diagnostic(shown, 0, 0, "nests too deeply; expected a flat TOML file")) from None
     except tomllib.TOMLDecodeError as e:
@@ -123,27 +197,25 @@ def load_lesson_info(path: Path, shown: str) -> LessonInfo:
         line, col = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
         msg = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(e))
         raise SourceError(Diagnostic(shown, line, col, f"{msg}; expected TOML")) from None
-    problems: list[str] = []
+    lines = key_lines(text)
+    problems: list[tuple[str, str]] = []
     _check(data, LESSON_SCHEMA, "", problems)
-    for i, s in enumerate(data.get("review", {}).get("sanitize", []) or []):
-        if isinstance(s, dict) and s.get("tool") not in SANITIZERS:
-            problems.append(f".review.sanitize[{i}].tool must be one of: {', '.join(SANITIZERS)}")
-    for i, s in enumerate(data.get("review", {}).get("negative", []) or []):
-        if isinstance(s, dict) and s.get("expect") not in EXPECTATIONS:
-            problems.append(f".review.negative[{i}].expect must be one of: {', '.join(EXPECTATIONS)}")
+    if not problems:
+        _more_problems(data, variants, problems)
     if problems:
-        raise SourceError([Diagnostic(shown, 0, 0, p.lstrip(".")) for p in problems])
+        raise SourceError([Diagnostic(shown, line_of(lines, p), 0, f"{p.lstrip('.')} {msg}") for p, msg in problems])
     page = data.get("page", {})
     review = data.get("review", {})
     profile = data.get("profile", {})
     return LessonInfo(
         constants=tuple(page.get("constants", ())),
         screenshot=page.get("screenshot", False),
-        compare=page.get("compare", ""),
+        carry_over=tuple(data.get("carry_over", ())),
         sanitize=tuple(review.get("sanitize", ())),
         negative=tuple(review.get("negative", ())),
         metrics=tuple(profile.get("metrics", ())),
         profile_runs=tuple(profile.get("runs", ())),
         timeline_args=tuple(data.get("timeline", {}).get("args", ())),
         sass=tuple(data.get("sass", ())),
+        lines=lines,
     )

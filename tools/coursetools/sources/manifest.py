@@ -63,21 +63,25 @@ class Lesson:
     def path(self) -> Path:
         return ROOT / self.dir
 
-    @property
-    def digest_files(self) -> tuple[str, ...]:
-        """What the sources digest covers: the lesson's sources, the shared
-        header, and every other file the compiler could include from the
-        repository: all of common/ (an include folder: a common/cub/...
-        would shadow CUB) and every file in the lesson's folder but its
-        page, its figures and its declarations (a course.cuh dropped beside
-        the .cu would shadow the shared one)."""
-        found = set(self.sources) | {HEADER}
+    def digest_files(self, build: Path | None = None) -> tuple[str, ...]:
+        """What the sources digest covers (digest.py says why each): the
+        lesson's sources and folder, the shared header, all of common/,
+        every repository file they include, every repository file the
+        compiler read for it in `build` (its dependency output), the build
+        definition, and the lesson's lesson.toml."""
+        from . import digest, includes
+
         root = ROOT
+        found = set(self.sources) | set(header_files(root))
         for folder, keep in ((root / "common", lambda p: True), (root / self.dir, _may_be_included)):
             if folder.is_dir():
                 for p in folder.rglob("*"):
                     if (p.is_file() or p.is_symlink()) and keep(p.relative_to(folder)):
                         found.add(p.relative_to(root).as_posix())
+        found = includes.followed(found, root)
+        found |= includes.compiler_read(self.dir, self.target, build, root)
+        found |= set(digest.build_files(root))
+        found |= {f"{self.dir}/{name}" for name in ("CMakeLists.txt", LESSON_FILE) if (self.path / name).exists()}
         return tuple(sorted(found))
 
     @property
@@ -87,7 +91,8 @@ class Lesson:
 
 
 # A lesson folder's files that no compiler reads: the page and its
-# template, the charts, the declarations, notes.
+# template, the charts, notes. (Its CMakeLists.txt and lesson.toml are
+# digested as what they are: the build's and the tools' declarations.)
 NOT_INCLUDED = ("README.md", "README.md.j2", LESSON_FILE, "CMakeLists.txt")
 
 
@@ -145,7 +150,7 @@ def load(path: Path | None = None) -> list[Lesson]:
                 architectures=tuple(d.get("architectures", [])),
                 variants=tuple(d.get("variants", [])), timeline_target=d.get("timeline_target", ""),
                 extra_flags=tuple(str(f) for f in d.get("extra_flags", []) if isinstance(d.get("extra_flags"), list)),
-                info=load_lesson_info(info_path, f"{d['dir']}/{LESSON_FILE}"),
+                info=load_lesson_info(info_path, f"{d['dir']}/{LESSON_FILE}", tuple(d.get("variants", []))),
             )
         )
     return sorted(lessons, key=lambda l: l.day)

@@ -18,7 +18,11 @@ from . import manifest
 from ..errors import UsageError, display_path
 from ..fsutil import write_atomic
 
-NAME_RE = re.compile(r"^day([0-9]{1,3})_([a-z][a-z0-9_]{0,27})$")
+NAME_RE = re.compile(r"^day([1-9][0-9]{0,2})_([a-z][a-z0-9_]{0,27})$")
+# What a topic may hold: one line that a page, a CMake argument and a JSON
+# string all take as it is (CMake's course_add_lesson() holds it to the
+# same set).
+TOPIC_RE = re.compile(r"^[A-Za-z0-9 ,.:'+/&!?-]{1,100}$")
 MIN_CC_RE = re.compile(r"^([0-9]{1,2})\.([0-9])$")
 
 SOURCE = """// SPDX-License-Identifier: MIT
@@ -178,8 +182,6 @@ LESSON_TOML = """# What the tools know about this day beyond its build (see the 
 # Numbers the page's prose may state itself; every other number comes
 # from a page helper.
 constants = []
-# What carries over to another GPU, for the page's one line about it.
-compare = "the ratio of the bandwidth to your GPU's copy bandwidth"
 
 [[review.sanitize]]
 tool = "memcheck"
@@ -191,21 +193,25 @@ why = "every access in bounds"
 def new_lesson(name: str, topic: str = "", min_cc: str = "7.5") -> list[Path]:
     m = NAME_RE.match(name or "")
     if not m:
-        raise UsageError(f"'{name}' is not a lesson name; expected dayNN_topic: 'day', 1 to 3 digits, '_', "
-                         "then lower-case letters, digits and underscores (at most 28)")
+        raise UsageError(f"'{name}' is not a lesson name; expected dayNN_topic: 'day', a number from 1 to 999 "
+                         "without leading zeros, '_', then a lower-case letter and lower-case letters, digits and "
+                         "underscores (at most 28)")
     cc = MIN_CC_RE.match(min_cc or "")
     if not cc or not ((7, 5) <= (int(cc.group(1)), int(cc.group(2))) and int(cc.group(1)) <= 12):
         raise UsageError(f"--min-cc '{min_cc}' is not a compute capability this toolkit builds for; expected "
                          "MAJOR.MINOR from 7.5 (the oldest CUDA 13 supports) to 12.x, such as 9.0")
     day, slug = int(m.group(1)), m.group(2)
     topic = topic.strip() or slug.replace("_", " ").capitalize()
-    if not re.fullmatch(r"[^\"\\\n{}@]{1,100}", topic):
-        raise UsageError("--topic must be one line of at most 100 characters, without quotes, backslashes or braces")
+    if not TOPIC_RE.match(topic):
+        raise UsageError(f"--topic '{topic[:60]}' may hold letters, digits, spaces and , . : ' + / & ! ? - only "
+                         "(at most 100 characters)")
     folder = manifest.ROOT / "lessons" / name
     if folder.exists():
         raise UsageError(f"{display_path(folder)}: already exists; refusing to overwrite a lesson")
-    for other in (manifest.ROOT / "lessons").glob(f"day{day}_*"):
-        raise UsageError(f"{display_path(other)}: day {day} already exists; choose another number")
+    for other in sorted((manifest.ROOT / "lessons").glob("day*_*")):
+        m2 = re.match(r"^day([0-9]+)_", other.name)
+        if m2 and int(m2.group(1)) == day:
+            raise UsageError(f"{display_path(other)}: day {day} already exists; choose another number")
     comment = "".join(f"// {line}\n" for line in textwrap.wrap(f"Day {day}: {topic} (a new lesson: replace this "
                                                               "skeleton with yours).", 74))
     values = {"@TARGET@": name, "@DAY@": str(day), "@TOPIC@": topic, "@FILE@": f"{slug}.cu",

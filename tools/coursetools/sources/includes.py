@@ -1,0 +1,128 @@
+"""Which files of the repository a lesson's compiler reads, for the
+sources digest.
+
+Two answers, and the digest takes both:
+
+  - followed(): every #include followed from the lesson's sources and the
+    shared header as the compiler resolves it: "name" beside the including
+    file first, then in common/ (the one include folder the build adds);
+    <name> in common/, else it is the toolchain's. A file found inside the
+    repository is digested wherever it lies; one found outside it (an
+    absolute path, a run of '..') is refused, as is an #include whose file
+    name is a macro, which no scan can follow.
+  - compiler_read(): what the compiler itself wrote in its dependency
+    output (the build's .d files) when the lesson was last built: every
+    file it opened. Those inside the repository are digested too; one
+    outside both the repository and the toolchain is refused.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ..errors import Diagnostic, SourceError
+from ..fsutil import read_source
+from .digest import INCLUDE_RE
+
+# A directive whose file name is neither "..." nor <...>: a macro.
+COMPUTED_RE = re.compile(r'^[ \t]*#[ \t]*(?:include|include_next|import)\b[ \t]*(?=[^<" \t\n])(\S+)', re.M)
+# Files the scan reads for #include lines: C and C++ sources and headers.
+CPP_SUFFIXES = (".cu", ".cuh", ".h", ".hh", ".hpp", ".hxx", ".c", ".cc", ".cpp", ".cxx", ".inc", ".inl", ".ipp")
+# Where a toolchain lives: the compiler's and the system's headers. A
+# file the compiler read from anywhere else outside the repository is not
+# something a record can vouch for.
+TOOLCHAIN_PREFIXES = ("/usr/", "/opt/", "/lib/", "/lib64/")
+
+
+def _inside(path: Path, root: Path) -> str | None:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except (ValueError, OSError, RuntimeError):
+        return None
+
+
+def includes_of(rel: str, text: str, root: Path) -> list[str]:
+    """The repository files `rel` includes, resolved as the compiler does."""
+    found = []
+    m = COMPUTED_RE.search(text)
+    if m:
+        line = text.count("\n", 0, m.start()) + 1
+        raise SourceError(Diagnostic(rel, line, 0, f"#include {m.group(1)}: a file name made by a macro, which the "
+                                     "sources digest cannot follow; write the file's name"))
+    here = (root / rel).parent
+    for m in INCLUDE_RE.finditer(text):
+        name = m.group("q") if m.group("q") is not None else m.group("name")
+        quoted = m.group("q") is not None
+        candidates = [Path(name)] if Path(name).is_absolute() else (
+            [here / name, root / "common" / name] if quoted else [root / "common" / name])
+        for cand in candidates:
+            if cand.is_file():
+                inside = _inside(cand, root)
+                if inside is None:
+                    line = text.count("\n", 0, m.start()) + 1
+                    raise SourceError(Diagnostic(rel, line, 0, f"#include of {name} reaches {cand.resolve()}, outside "
+                                                 "the repository: a record cannot vouch for it; keep included files "
+                                                 "in the repository"))
+                found.append(inside)
+                break
+    return found
+
+
+def followed(start, root: Path) -> set[str]:
+    """Every repository file reachable by #include from `start` (relative
+    paths), `start` included."""
+    root = Path(root)
+    seen: set[str] = set()
+    todo = [s for s in start]
+    while todo:
+        rel = todo.pop()
+        if rel in seen:
+            continue
+        seen.add(rel)
+        if not rel.endswith(CPP_SUFFIXES) or not (root / rel).is_file():
+            continue
+        try:
+            data = read_source(root / rel, root)
+        except SourceError:
+            continue  # refused or missing: the digest names it
+        text = data.decode("utf-8", errors="replace")
+        todo += [r for r in includes_of(rel, text, root) if r not in seen]
+    return seen
+
+
+def _depfile_paths(text: str) -> list[str]:
+    """The prerequisites of a Makefile-style dependency file."""
+    text = text.replace("\\\n", " ")
+    out = []
+    for line in text.split("\n"):
+        if ":" not in line:
+            continue
+        _, _, deps = line.partition(": ")
+        out += [p.replace("\\ ", " ") for p in re.findall(r"(?:\\ |\S)+", deps)]
+    return out
+
+
+def compiler_read(lesson_dir: str, target: str, build: Path | None, root: Path) -> set[str]:
+    """The repository files the compiler opened when it last built
+    `target` (empty where the build has no dependency output)."""
+    if build is None:
+        return set()
+    folder = Path(build) / lesson_dir / "CMakeFiles" / f"{target}.dir"
+    if not folder.is_dir():
+        return set()
+    found: set[str] = set()
+    for dep in sorted(folder.rglob("*.d")):
+        try:
+            text = dep.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for p in _depfile_paths(text):
+            path = Path(p) if Path(p).is_absolute() else (Path(build) / p)
+            inside = _inside(path, root)
+            if inside is not None:
+                found.add(inside)
+            elif not str(path).startswith(TOOLCHAIN_PREFIXES):
+                raise SourceError(Diagnostic(str(dep), 0, 0, f"the compiler read {p} for {target}, outside the "
+                                             "repository and the toolchain: a record cannot vouch for it"))
+    return found
