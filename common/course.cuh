@@ -30,6 +30,7 @@
 #include "course/lesson.cuh"
 #include "course/profile.cuh"
 #include "course/sampling.cuh"
+#include "course/sets.cuh"
 #include "course/timeline.cuh"
 #include "course/timing.cuh"
 #include "course/validate.cuh"

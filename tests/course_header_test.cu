@@ -5,7 +5,11 @@
 // Every failure names the input and what was expected.
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
+#include <vector>
+
+#include <unistd.h>
 
 #include "course.cuh"
 
@@ -58,7 +62,8 @@ void jsonRows() {
         course::summarize({3.0, 1.0, 2.0, 5.0, 4.0}, course::TimingMode::Cold);
     expect(t.median == 3.0 && t.min == 1.0 && t.max == 5.0, "summarize");
     expect(t.q1 == 2.0 && t.q3 == 4.0, "quartiles by nvbench's rank");
-    const std::string j = course::Row().str("a", "b").timing(t).json();
+    const std::string j =
+        course::Row().str("a", "b").merge(course::timingFields(t)).json();
     expect(j.find("\"samples_ms\": [3,1,2,5,4]") != std::string::npos,
            "every sample kept, in the order taken: " + j);
 }
@@ -72,15 +77,74 @@ void jsonPaths() {
            "--json in a missing folder is refused before any GPU work");
     expect(course::jsonPathProblem("course_header_test.json").empty(),
            "--json in the current folder is accepted");
+    // A file that looks like the probe is someone's: never truncated or
+    // removed (the probe takes the next free name).
+    const std::string theirs = "course_header_test.json.probe." +
+                               std::to_string(getpid()) + ".0";
+    FILE* f = std::fopen(theirs.c_str(), "wb");
+    std::fputs("keep me", f);
+    std::fclose(f);
+    expect(course::jsonPathProblem("course_header_test.json").empty(),
+           "--json works beside a file named like its probe");
+    f = std::fopen(theirs.c_str(), "rb");
+    char buf[16] = {};
+    expect(f != nullptr && std::fread(buf, 1, 7, f) == 7 &&
+               std::string(buf) == "keep me",
+           "a file named like the probe is left as it was");
+    if (f != nullptr) {
+        std::fclose(f);
+    }
+    std::remove(theirs.c_str());
+}
+
+void equalsForm() {
+    const course::LessonSpec spec{"test", false, {"a", "b"}, 4.0, ""};
+    const char* argv[] = {"test", "--size=1024", "--samples=5", "--only=b",
+                          "--quick"};
+    const course::Args a =
+        course::parseArgs(spec, 5, const_cast<char**>(argv));
+    expect(a.size == 1024 && a.samples == 5 && a.only == "b" && a.quick,
+           "--name=value reads as --name value");
+}
+
+// --decide: reads "a1,a2,...;b1,b2,..." lines and prints the comparison
+// rule's word for each (the tools' test holds it to theirs).
+int decideLines() {
+    char line[1 << 16];
+    while (std::fgets(line, sizeof line, stdin) != nullptr) {
+        std::vector<double> side[2];
+        int k = 0;
+        for (char* p = line; *p != '\0' && *p != '\n';) {
+            if (*p == ';') {
+                k = 1;
+                ++p;
+                continue;
+            }
+            if (*p == ',') {
+                ++p;
+                continue;
+            }
+            char* end = nullptr;
+            side[k].push_back(std::strtod(p, &end));
+            p = end;
+        }
+        std::printf("%s\n", course::detail::wordName(
+                                 course::detail::decide(side[0], side[1])));
+    }
+    return 0;
 }
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+    if (argc == 2 && std::string(argv[1]) == "--decide") {
+        return decideLines();
+    }
     wholeNumbers();
     jsonStrings();
     jsonRows();
     jsonPaths();
+    equalsForm();
     if (failures != 0) {
         std::fprintf(stderr, "%d failure(s)\n", failures);
         return 1;

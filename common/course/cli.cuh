@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -57,6 +58,21 @@ inline bool parseWhole(const char* v, unsigned long long limit,
     return true;
 }
 
+// Creates a new file named `stem`.PID.K for the first K from 0 that no file
+// has, with exclusive creation, so that nothing of anyone else's is ever
+// opened, truncated or later removed in its place. Returns the descriptor
+// (and the name in `name`), or -1 with errno set.
+inline int openNew(const std::string& stem, std::string& name) {
+    for (int k = 0; k < 100; ++k) {
+        name = stem + "." + std::to_string(getpid()) + "." + std::to_string(k);
+        const int fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0666);
+        if (fd >= 0 || errno != EEXIST) {
+            return fd;
+        }
+    }
+    return -1;
+}
+
 // --json FILE: a regular file or none yet, in a folder we can write, found
 // out now rather than after minutes of GPU work. Returns "" or the reason.
 inline std::string jsonPathProblem(const std::string& path) {
@@ -69,21 +85,31 @@ inline std::string jsonPathProblem(const std::string& path) {
                "' exists and is not a regular file (a device, a folder or a "
                "pipe); expected a file name to write";
     }
-    const std::string probe = path + ".probe." + std::to_string(getpid());
-    FILE* f = std::fopen(probe.c_str(), "wb");
-    if (f == nullptr) {
+    std::string probe;
+    const int fd = openNew(path + ".probe", probe);
+    if (fd < 0) {
         return "--json '" + path +
                "' cannot be written: " + std::strerror(errno);
     }
-    std::fclose(f);
-    std::remove(probe.c_str());
+    ::close(fd);
+    std::remove(probe.c_str());  // the file openNew made, and only it
     return "";
 }
+
+// The lesson's minimum compute capability, as major * 10 + minor: CMake
+// passes the MIN_CC its course_add_lesson() call declares
+// (-DCOURSE_MIN_CC=90), so the program's gate, the page, the README and
+// the build read one value. A copy compiled alone carries it too
+// (tools/course standalone writes it at the top).
+#ifndef COURSE_MIN_CC
+#error "COURSE_MIN_CC is not set: build the lesson with CMake, or pass -DCOURSE_MIN_CC=90 (its MIN_CC x 10)"
+#endif
+constexpr int kMinMajor = COURSE_MIN_CC / 10;
+constexpr int kMinMinor = COURSE_MIN_CC % 10;
 
 // What a lesson declares about itself for its opening.
 struct LessonSpec {
     const char* name;                   // the CMake target, e.g. dayNN_topic
-    int minMajor, minMinor;             // the capability gate's minimum
     bool needsClusters;                 // thread block cluster launch
     std::vector<std::string> variants;  // the names --only accepts
     // Device bytes the lesson allocates per element of --size, so a size
@@ -113,11 +139,14 @@ inline void printHelp(const LessonSpec& spec) {
         std::printf(" %s", v.c_str());
     }
     std::printf(
-        "\n  --samples N   timing samples per row, 1 to %lld (default 31)\n"
+        "\n  --samples N   timing samples per row, 1 to %lld (default: rows "
+        "compared are\n                sampled until the comparison rule "
+        "decides; others 31)\n"
         "  --quick       the small run CTest and the sanitizers make\n"
         "  --check-only  check every row, time nothing (for sanitizers)\n"
         "  --json FILE   also write the results as JSON\n"
         "  --profile     check, then run each profiled row once (for ncu)\n"
+        "  (--name=value is --name value)\n"
         "exit: 0 all checks passed, 1 a wrong result or CUDA error, 2 "
         "waived (no suitable GPU), 64 bad command line\n",
         kMaxSamples);
@@ -126,8 +155,21 @@ inline void printHelp(const LessonSpec& spec) {
 inline Args parseArgs(const LessonSpec& spec, int argc, char** argv) {
     Args a;
     for (int i = 1; i < argc; ++i) {
-        const std::string arg = argv[i];
+        std::string arg = argv[i];
+        // --name=value is --name value.
+        std::string inlined;
+        bool hasInline = false;
+        const size_t eq = arg.find('=');
+        if (arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+            inlined = arg.substr(eq + 1);
+            arg = arg.substr(0, eq);
+            hasInline = true;
+        }
         auto value = [&]() -> const char* {
+            if (hasInline) {
+                hasInline = false;
+                return inlined.c_str();
+            }
             if (i + 1 >= argc) {
                 usage(spec, arg + " expects a value");
             }
@@ -181,6 +223,9 @@ inline Args parseArgs(const LessonSpec& spec, int argc, char** argv) {
             std::exit(kExitOk);
         } else {
             usage(spec, "unknown argument '" + arg + "'");
+        }
+        if (hasInline) {  // a flag that takes no value was given one
+            usage(spec, arg + " takes no value, got '" + arg + "=" + inlined + "'");
         }
     }
     return a;

@@ -5,12 +5,14 @@
 
 #pragma once
 
+#include <cstdio>
 #include <string>
 
 #include <cuda_runtime.h>
 
 #include "course/check.cuh"
 #include "course/cli.cuh"
+#include "course/json.cuh"
 
 namespace course {
 
@@ -29,8 +31,8 @@ inline cudaDeviceProp requireGpu(const LessonSpec& spec) {
     auto waive = [&](const std::string& why) {
         std::fprintf(stderr, "%s: waived: it needs %s; %s.\n", spec.name,
                      (std::string("a GPU of compute capability ") +
-                      std::to_string(spec.minMajor) + "." +
-                      std::to_string(spec.minMinor) + " or newer" +
+                      std::to_string(kMinMajor) + "." +
+                      std::to_string(kMinMinor) + " or newer" +
                       (spec.needsClusters ? " with cluster launch" : ""))
                          .c_str(),
                      why.c_str());
@@ -59,8 +61,8 @@ inline cudaDeviceProp requireGpu(const LessonSpec& spec) {
     const std::string has = std::string("this machine's ") + prop.name +
                             " is " + std::to_string(prop.major) + "." +
                             std::to_string(prop.minor);
-    if (prop.major < spec.minMajor ||
-        (prop.major == spec.minMajor && prop.minor < spec.minMinor)) {
+    if (prop.major < kMinMajor ||
+        (prop.major == kMinMajor && prop.minor < kMinMinor)) {
         waive(has);
     }
     if (spec.needsClusters) {
@@ -92,6 +94,51 @@ inline cudaDeviceProp requireGpu(const LessonSpec& spec) {
     }
     CUDA_CHECK(image);
     return prop;
+}
+
+// nvidia-smi's spelling of a device's identity: GPU-8-4-4-4-12 lower-case
+// hex digits of its UUID, and domain:bus:device.function of its PCI slot.
+// `tools/course evidence record` matches both against what nvidia-smi
+// reports during the same run: the proof that this GPU ran the program.
+inline std::string uuidText(const cudaUUID_t& id) {
+    std::string out = "GPU-";
+    char byte[3];
+    for (int i = 0; i < 16; ++i) {
+        if (i == 4 || i == 6 || i == 8 || i == 10) {
+            out += '-';
+        }
+        std::snprintf(byte, sizeof byte, "%02x",
+                      static_cast<unsigned int>(static_cast<unsigned char>(id.bytes[i])));
+        out += byte;
+    }
+    return out;
+}
+
+// The GPU as the JSON report names it.
+inline Row gpuRow(const cudaDeviceProp& prop, size_t totalBytes) {
+    int driver = 0, runtime = 0, memClockKhz = 0, busBits = 0;
+    cudaDriverGetVersion(&driver);
+    cudaRuntimeGetVersion(&runtime);
+    CUDA_CHECK(
+        cudaDeviceGetAttribute(&memClockKhz, cudaDevAttrMemoryClockRate, 0));
+    CUDA_CHECK(
+        cudaDeviceGetAttribute(&busBits, cudaDevAttrGlobalMemoryBusWidth, 0));
+    char pci[32];
+    std::snprintf(pci, sizeof pci, "%08X:%02X:%02X.0", prop.pciDomainID,
+                  prop.pciBusID, prop.pciDeviceID);
+    return Row()
+        .str("name", prop.name)
+        .str("uuid", uuidText(prop.uuid))
+        .str("pci_bus_id", pci)
+        .str("compute_capability",
+             std::to_string(prop.major) + "." + std::to_string(prop.minor))
+        .integer("sm_count", prop.multiProcessorCount)
+        .integer("l2_bytes", prop.l2CacheSize)
+        .integer("memory_bytes", static_cast<long long>(totalBytes))
+        .integer("memory_clock_khz", memClockKhz)
+        .integer("memory_bus_bits", busBits)
+        .integer("driver_api", driver)
+        .integer("runtime", runtime);
 }
 
 }  // namespace course

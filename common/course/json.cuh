@@ -76,8 +76,6 @@ inline std::string jsonNumber(double v) {
     return buf;
 }
 
-struct TimingResult;
-
 // One row: ordered keys, written in the order they were added, so the JSON
 // reads like the printed table.
 class Row {
@@ -99,7 +97,11 @@ public:
         }
         return raw(key, out + "]");
     }
-    inline Row& timing(const TimingResult& t);
+    // Every field of `other`, after this row's own.
+    Row& merge(const Row& other) {
+        fields_.insert(fields_.end(), other.fields_.begin(), other.fields_.end());
+        return *this;
+    }
     std::string json() const {
         std::string out = "{";
         for (size_t i = 0; i < fields_.size(); ++i) {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 //
 // course/launch.cuh: launching with the attributes the course teaches
-// (clusters, programmatic dependent launch), and grid arithmetic.
+// (clusters, programmatic dependent launch), asking the occupancy API
+// about clusters, CUDA graphs, and grid arithmetic.
 
 #pragma once
 
@@ -27,36 +28,104 @@ struct LaunchAttrs {
     size_t sharedBytes = 0;     // dynamic shared memory per block
 };
 
+// The cudaLaunchConfig_t those attributes make (it points into itself, so
+// it is neither copied nor moved).
+struct LaunchConfig {
+    LaunchConfig(dim3 grid, dim3 block, cudaStream_t stream, LaunchAttrs a) {
+        if (a.clusterX > 0) {
+            attrs[cfg.numAttrs].id = cudaLaunchAttributeClusterDimension;
+            attrs[cfg.numAttrs].val.clusterDim = {a.clusterX, 1, 1};
+            ++cfg.numAttrs;
+        }
+        if (a.dependent) {
+            attrs[cfg.numAttrs].id =
+                cudaLaunchAttributeProgrammaticStreamSerialization;
+            attrs[cfg.numAttrs].val.programmaticStreamSerializationAllowed = 1;
+            ++cfg.numAttrs;
+        }
+        cfg.gridDim = grid;
+        cfg.blockDim = block;
+        cfg.dynamicSmemBytes = a.sharedBytes;
+        cfg.stream = stream;
+        cfg.attrs = attrs;
+    }
+    LaunchConfig(const LaunchConfig&) = delete;
+    LaunchConfig& operator=(const LaunchConfig&) = delete;
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attrs[2];
+};
+
 template <typename... KernelArgs, typename... Args>
 void launch(void (*kernel)(KernelArgs...), dim3 grid, dim3 block,
             cudaStream_t stream, LaunchAttrs a, Args&&... args) {
-    cudaLaunchAttribute attrs[2];
-    unsigned int count = 0;
-    if (a.clusterX > 0) {
-        attrs[count].id = cudaLaunchAttributeClusterDimension;
-        attrs[count].val.clusterDim.x = a.clusterX;
-        attrs[count].val.clusterDim.y = 1;
-        attrs[count].val.clusterDim.z = 1;
-        ++count;
-    }
-    if (a.dependent) {
-        attrs[count].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-        attrs[count].val.programmaticStreamSerializationAllowed = 1;
-        ++count;
-    }
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = grid;
-    cfg.blockDim = block;
-    cfg.dynamicSmemBytes = a.sharedBytes;
-    cfg.stream = stream;
-    cfg.attrs = attrs;
-    cfg.numAttrs = count;
-    CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
+    LaunchConfig c(grid, block, stream, a);
+    CUDA_CHECK(cudaLaunchKernelEx(&c.cfg, kernel, std::forward<Args>(args)...));
 }
 // end snippet
 
+// How many clusters of a.clusterX blocks of `block` threads (with
+// a.sharedBytes each) of `kernel` the GPU holds at once.
+template <typename... KernelArgs>
+int maxActiveClusters(void (*kernel)(KernelArgs...), dim3 block,
+                      LaunchAttrs a) {
+    LaunchConfig c(dim3(a.clusterX), block, nullptr, a);
+    int active = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveClusters(&active, kernel, &c.cfg));
+    return active;
+}
+
+// The largest cluster `kernel` can launch with here (`block` threads and
+// `sharedBytes` of dynamic shared memory per block), after it is allowed
+// the non-portable sizes: a grid of `limit` blocks is what is asked about.
+template <typename... KernelArgs>
+int maxClusterSize(void (*kernel)(KernelArgs...), dim3 block, unsigned int limit,
+                   size_t sharedBytes = 0) {
+    CUDA_CHECK(cudaFuncSetAttribute(
+        kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    LaunchConfig c(dim3(limit), block, nullptr, {0, false, sharedBytes});
+    int size = 0;
+    CUDA_CHECK(cudaOccupancyMaxPotentialClusterSize(&size, kernel, &c.cfg));
+    return size;
+}
+
+// Some work on a stream captured once into an executable graph, replayed
+// with launch(), freed with the object. The work must be capturable (no
+// synchronization, no legacy default stream).
+class Graph {
+public:
+    template <typename Enqueue>
+    Graph(cudaStream_t stream, Enqueue&& enqueue) {
+        cudaGraph_t graph;
+        CUDA_CHECK(
+            cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+        enqueue(stream);
+        CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+        CUDA_CHECK(cudaGraphInstantiate(&exec_, graph, 0));
+        CUDA_CHECK(cudaGraphDestroy(graph));
+    }
+    ~Graph() {
+        if (exec_ != nullptr) {
+            cudaGraphExecDestroy(exec_);
+        }
+    }
+    Graph(Graph&& other) noexcept : exec_(other.exec_) { other.exec_ = nullptr; }
+    Graph(const Graph&) = delete;
+    Graph& operator=(const Graph&) = delete;
+    void launch(cudaStream_t stream) const {
+        CUDA_CHECK(cudaGraphLaunch(exec_, stream));
+    }
+
+private:
+    cudaGraphExec_t exec_ = nullptr;
+};
+
 inline size_t ceilDiv(size_t a, size_t b) {
     return (a + b - 1) / b;
+}
+
+// `x` rounded up to a multiple of `m`.
+inline size_t roundUp(size_t x, size_t m) {
+    return ceilDiv(x, m) * m;
 }
 
 }  // namespace course

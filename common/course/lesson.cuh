@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: MIT
 //
 // course/lesson.cuh: a lesson's opening (course::begin), its checked
-// results, its rows, its JSON report and its exit code.
+// results, its rows and decisions, its JSON report and its exit code.
 
 #pragma once
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <unistd.h>
 
 #include <cuda_runtime.h>
 
@@ -18,42 +21,47 @@
 #include "course/cli.cuh"
 #include "course/gpu.cuh"
 #include "course/json.cuh"
-#include "course/sampling.cuh"
 #include "course/timing.cuh"
 
 namespace course {
 
-class Report;
-
-// What begin() hands a lesson: the parsed command line, the GPU, a created
-// stream (graph timing needs one), the timing options and the report.
+// What begin() hands a lesson: its command line, the GPU, a created stream
+// (graph timing needs one), the timing options, and the report it fills.
 class Lesson {
 public:
-    LessonSpec spec;
-    Args args;
-    cudaDeviceProp prop = {};
-    cudaStream_t stream = nullptr;
-    TimingOptions timing;
+    const LessonSpec& spec() const { return spec_; }
+    const Args& args() const { return args_; }
+    const cudaDeviceProp& gpu() const { return prop_; }
+    cudaStream_t stream() const { return stream_; }
+    TimingOptions& timing() { return timing_; }
 
     bool wants(const std::string& variant) const {
-        return args.only.empty() || args.only == variant;
+        return args_.only.empty() || args_.only == variant;
     }
-    // The largest element count whose buffers fit in free device memory.
-    size_t largestFitting() const { return largest_; }
+    // Whether n elements' buffers fit in the GPU's free memory.
     bool fits(size_t n) const { return n <= largest_; }
 
     // Records one checked result; a failure is also said on stderr.
     bool check(const std::string& name, bool ok, const std::string& detail);
-    void row(Row r);
-    void setting(Row r);
+    void row(Row r) { rows_.push_back(std::move(r)); }
+    // What the comparison rule decided for a pair of rows timed together.
+    void decision(Row r) { decisions_.push_back(std::move(r)); }
+    void setting(Row r) { settings_ = std::move(r); }
     int failures() const { return failures_; }
     // Writes --json (atomically), says whether every check passed, and
     // returns the exit code.
     int finish();
 
+private:
+    friend Lesson begin(int argc, char** argv, const LessonSpec& spec);
+    LessonSpec spec_;
+    Args args_;
+    cudaDeviceProp prop_ = {};
+    cudaStream_t stream_ = nullptr;
+    TimingOptions timing_;
     size_t largest_ = 0;
     int failures_ = 0;
-    std::vector<Row> checks_, rows_;
+    std::vector<Row> checks_, rows_, decisions_;
     Row gpu_, settings_;
 };
 
@@ -61,9 +69,9 @@ public:
 // this machine cannot run the lesson, before anything is allocated.
 inline Lesson begin(int argc, char** argv, const LessonSpec& spec) {
     Lesson l;
-    l.spec = spec;
-    l.args = parseArgs(spec, argc, argv);
-    l.prop = requireGpu(spec);
+    l.spec_ = spec;
+    l.args_ = parseArgs(spec, argc, argv);
+    l.prop_ = requireGpu(spec);
 
     size_t freeBytes = 0, totalBytes = 0;
     CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
@@ -73,45 +81,32 @@ inline Lesson begin(int argc, char** argv, const LessonSpec& spec) {
     l.largest_ = spec.bytesPerElement > 0.0
                      ? static_cast<size_t>(usable / spec.bytesPerElement)
                      : SIZE_MAX;
-    if (l.args.size != 0 && !l.fits(l.args.size)) {
-        usage(spec, "--size " + std::to_string(l.args.size) + " needs " +
-                        std::to_string(static_cast<double>(l.args.size) *
+    const size_t size = l.args_.size;
+    if (size != 0 && !l.fits(size)) {
+        usage(spec, "--size " + std::to_string(size) + " needs " +
+                        std::to_string(static_cast<double>(size) *
                                        spec.bytesPerElement / 1073741824.0) +
-                        " GiB of GPU memory and " + l.prop.name + " has " +
+                        " GiB of GPU memory and " + l.prop_.name + " has " +
                         std::to_string(freeBytes / 1073741824.0) +
                         " GiB free; the largest size that fits is " +
                         std::to_string(l.largest_));
     }
-    CUDA_CHECK(cudaStreamCreateWithFlags(&l.stream, cudaStreamNonBlocking));
-    if (l.args.samples > 0) {
-        l.timing.samples = l.args.samples;
-    } else if (l.args.quick) {
+    CUDA_CHECK(cudaStreamCreateWithFlags(&l.stream_, cudaStreamNonBlocking));
+    if (l.args_.samples > 0) {
+        // A fixed count, one look: what --samples asks for.
+        l.timing_.samples = l.args_.samples;
+        l.timing_.looks = {l.args_.samples};
+    } else if (l.args_.quick) {
         // It checks, it does not measure: as few launches as possible.
-        l.timing.samples = 2;
-        l.timing.batch = 2;
-        l.timing.warmup = 1;
+        l.timing_.samples = 2;
+        l.timing_.looks = {2};
+        l.timing_.batch = 2;
+        l.timing_.warmup = 1;
     }
-
-    int driver = 0, runtime = 0, memClockKhz = 0, busBits = 0;
-    cudaDriverGetVersion(&driver);
-    cudaRuntimeGetVersion(&runtime);
-    CUDA_CHECK(
-        cudaDeviceGetAttribute(&memClockKhz, cudaDevAttrMemoryClockRate, 0));
-    CUDA_CHECK(
-        cudaDeviceGetAttribute(&busBits, cudaDevAttrGlobalMemoryBusWidth, 0));
-    l.gpu_.str("name", l.prop.name)
-        .str("compute_capability",
-             std::to_string(l.prop.major) + "." + std::to_string(l.prop.minor))
-        .integer("sm_count", l.prop.multiProcessorCount)
-        .integer("l2_bytes", l.prop.l2CacheSize)
-        .integer("memory_bytes", static_cast<long long>(totalBytes))
-        .integer("memory_clock_khz", memClockKhz)
-        .integer("memory_bus_bits", busBits)
-        .integer("driver_api", driver)
-        .integer("runtime", runtime);
+    l.gpu_ = gpuRow(l.prop_, totalBytes);
     std::printf("%s on %s (compute capability %d.%d, %d SMs, %d MiB L2)\n",
-                spec.name, l.prop.name, l.prop.major, l.prop.minor,
-                l.prop.multiProcessorCount, l.prop.l2CacheSize >> 20);
+                spec.name, l.prop_.name, l.prop_.major, l.prop_.minor,
+                l.prop_.multiProcessorCount, l.prop_.l2CacheSize >> 20);
     return l;
 }
 
@@ -121,76 +116,66 @@ inline bool Lesson::check(const std::string& name, bool ok,
         Row().str("check", name).boolean("ok", ok).str("detail", detail));
     if (!ok) {
         ++failures_;
-        std::fprintf(stderr, "%s: WRONG: %s: %s\n", spec.name, name.c_str(),
+        std::fprintf(stderr, "%s: WRONG: %s: %s\n", spec_.name, name.c_str(),
                      detail.c_str());
     }
     return ok;
 }
 
-inline void Lesson::row(Row r) {
-    rows_.push_back(std::move(r));
-}
-inline void Lesson::setting(Row r) {
-    settings_ = std::move(r);
+inline std::string jsonArray(const std::vector<Row>& rows) {
+    std::string out = "[";
+    for (size_t i = 0; i < rows.size(); ++i) {
+        out += (i ? ",\n    " : "\n    ") + rows[i].json();
+    }
+    return out + "\n  ]";
 }
 
 inline int Lesson::finish() {
-    if (stream != nullptr) {
-        CUDA_CHECK(cudaStreamSynchronize(stream));
-        CUDA_CHECK(cudaStreamDestroy(stream));
-        stream = nullptr;
+    if (stream_ != nullptr) {
+        CUDA_CHECK(cudaStreamSynchronize(stream_));
+        CUDA_CHECK(cudaStreamDestroy(stream_));
+        stream_ = nullptr;
     }
-    if (!args.json.empty()) {
-        std::string out = "{\n  \"lesson\": " + jsonQuote(spec.name) +
-                          ",\n  \"gpu\": " + gpu_.json() +
-                          ",\n  \"settings\": " + settings_.json() +
-                          ",\n  \"checks\": [";
-        for (size_t i = 0; i < checks_.size(); ++i) {
-            out += (i ? ",\n    " : "\n    ") + checks_[i].json();
+    if (!args_.json.empty()) {
+        const std::string out =
+            "{\n  \"lesson\": " + jsonQuote(spec_.name) +
+            ",\n  \"gpu\": " + gpu_.json() +
+            ",\n  \"settings\": " + settings_.json() +
+            ",\n  \"checks\": " + jsonArray(checks_) +
+            ",\n  \"rows\": " + jsonArray(rows_) +
+            ",\n  \"decisions\": " + jsonArray(decisions_) + "\n}\n";
+        // A new file of our own beside FILE, then a rename: a crash never
+        // leaves half a file where a tool expects a whole one, and no file
+        // of anyone else's is touched on the way.
+        std::string tmp;
+        const int fd = openNew(args_.json + ".tmp", tmp);
+        bool ok = fd >= 0;
+        if (ok) {
+            size_t done = 0;
+            while (ok && done < out.size()) {
+                const ssize_t w = ::write(fd, out.data() + done, out.size() - done);
+                ok = w > 0;
+                done += ok ? static_cast<size_t>(w) : 0;
+            }
+            ok = (::close(fd) == 0) && ok &&
+                 std::rename(tmp.c_str(), args_.json.c_str()) == 0;
         }
-        out += "\n  ],\n  \"rows\": [";
-        for (size_t i = 0; i < rows_.size(); ++i) {
-            out += (i ? ",\n    " : "\n    ") + rows_[i].json();
-        }
-        out += "\n  ]\n}\n";
-        // FILE.tmp then a rename: a crash never leaves half a file where a
-        // tool expects a whole one.
-        const std::string tmp = args.json + ".tmp";
-        FILE* f = std::fopen(tmp.c_str(), "wb");
-        const bool ok =
-            f != nullptr &&
-            std::fwrite(out.data(), 1, out.size(), f) == out.size() &&
-            std::fclose(f) == 0 &&
-            std::rename(tmp.c_str(), args.json.c_str()) == 0;
         if (!ok) {
-            std::fprintf(stderr, "%s: cannot write %s: %s\n", spec.name,
-                         args.json.c_str(), std::strerror(errno));
-            std::remove(tmp.c_str());
+            std::fprintf(stderr, "%s: cannot write %s: %s\n", spec_.name,
+                         args_.json.c_str(), std::strerror(errno));
+            if (fd >= 0) {
+                std::remove(tmp.c_str());  // ours: made by openNew
+            }
             return kExitFailed;
         }
     }
     if (failures_ != 0) {
-        std::fprintf(stderr, "%s: %d check(s) failed\n", spec.name, failures_);
+        std::fprintf(stderr, "%s: %d check(s) failed\n", spec_.name,
+                     failures_);
         return kExitFailed;
     }
-    std::printf("\nall %s checks passed\n", spec.name);
+    std::printf("\nall %s checks passed\n", spec_.name);
     return kExitOk;
-}
-
-// Times `work(stream)` in each of `modes`, records a row per mode (`base`
-// with the timing and the GB/s that `bytes` per call make), and returns
-// the results in the order of `modes`.
-template <typename Work, typename Modes = decltype(kAllModes)>
-std::vector<TimingResult> timeRow(Lesson& l, const Row& base, double bytes,
-                                  Work&& work, const Modes& modes = kAllModes) {
-    std::vector<TimingResult> out;
-    for (TimingMode mode : modes) {
-        out.push_back(timeKernel(work, mode, l.timing, l.stream));
-        Row row = base;
-        l.row(
-            row.timing(out.back()).num("gbps", gbps(bytes, out.back().median)));
-    }
-    return out;
 }
 
 }  // namespace course

@@ -26,13 +26,13 @@ static __global__ void courseProfileMarker() {}
 // In --profile mode: one marker, then the row's work once.
 template <typename LaunchFn>
 void profileRow(Lesson& l, const std::string& name, LaunchFn&& launch) {
-    CUDA_CHECK(cudaStreamSynchronize(l.stream));
+    CUDA_CHECK(cudaStreamSynchronize(l.stream()));
     CUDA_CHECK(cudaProfilerStart());
-    courseProfileMarker<<<1, 1, 0, l.stream>>>();
+    courseProfileMarker<<<1, 1, 0, l.stream()>>>();
     CUDA_CHECK(cudaGetLastError());
-    launch(l.stream);
+    launch(l.stream());
     CUDA_CHECK(cudaGetLastError());
-    CUDA_CHECK(cudaStreamSynchronize(l.stream));
+    CUDA_CHECK(cudaStreamSynchronize(l.stream()));
     CUDA_CHECK(cudaProfilerStop());
     l.row(Row().str("group", "profile").str("profiled", name));
 }

@@ -10,7 +10,8 @@
 //   batch  `batch` launches back to back between two events, the mean per
 //          launch one sample: what the work costs in a pipeline, where
 //          launch gaps hide behind the previous launch, and where the host's
-//          own launch work is part of the price.
+//          own launch work is part of the price (so it carries over only to
+//          the same host).
 //   graph  the same `batch` launches captured once into a CUDA graph and
 //          replayed: device time without the host's per-launch work. Where
 //          batch is slower than graph, the host was the bottleneck.
@@ -19,6 +20,8 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdio>
+#include <cstdlib>
 #include <utility>
 #include <vector>
 
@@ -35,8 +38,9 @@ inline const char* timingName(TimingMode mode) {
 }
 
 struct TimingOptions {
-    // 31 samples: enough for a stable median and quartiles on a quiet GPU,
-    // and odd, so the median is one measured sample.
+    // Samples of a row timed alone (no comparison decides when to stop):
+    // enough for a stable median and quartiles on a quiet GPU, and odd, so
+    // the median is one measured sample.
     int samples = 31;
     // Launches per batch or graph sample: 20 launches of a 20 us kernel
     // are 400 us between two events, far above the events' resolution
@@ -46,6 +50,16 @@ struct TimingOptions {
     // first launch of a kernel pays its module load (lazy loading is the
     // default since CUDA 12.2), and the next few settle the clocks.
     int warmup = 3;
+    // Rows that are compared are sampled together until the comparison
+    // rule decides, looking at these counts (the rule's error rate is
+    // measured for exactly these looks: tools/coursetools/evidence/
+    // verdict.py). Empty: `samples` rounds, one look (--samples N).
+    std::vector<int> looks = {16, 32, 64, 128, 256, 512, 1024, 2048};
+    // A set of compared rows stops at its next look once it has sampled
+    // this long: a row of 40 ms samples cannot take 2,048, and a pair whose
+    // difference sits on the rule's margin never decides. Four seconds
+    // keeps a day's whole record within minutes.
+    double setSeconds = 4.0;
 };
 
 struct TimingResult {
@@ -57,6 +71,15 @@ struct TimingResult {
         return median > 0.0 ? 0.5 * (q3 - q1) / median : 0.0;
     }
 };
+
+// A sample as the record keeps it: six significant digits (far below any
+// timing's noise), and the value the comparison rule decides on is the one
+// written, so the tools, reading the record, decide alike.
+inline double asKept(double ms) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", ms);
+    return std::strtod(buf, nullptr);
+}
 
 // Quartiles by rank (p (n - 1) + 50) / 100 rounded down, nvbench's rule, so
 // the tools compute the same numbers from the stored samples.
@@ -83,17 +106,19 @@ inline TimingResult summarize(std::vector<double> ms, TimingMode mode) {
     return r;
 }
 
-Row& Row::timing(const TimingResult& t) {
-    str("timing", t.mode);
-    integer("samples", static_cast<long long>(t.samplesMs.size()));
-    num("median_ms", t.median);
-    num("q1_ms", t.q1);
-    num("q3_ms", t.q3);
-    num("min_ms", t.min);
-    num("max_ms", t.max);
-    num("mean_ms", t.mean);
-    num("spread", t.spread());
-    return nums("samples_ms", t.samplesMs);
+// A row's timing fields: the summary and every sample.
+inline Row timingFields(const TimingResult& t) {
+    return Row()
+        .str("timing", t.mode)
+        .integer("samples", static_cast<long long>(t.samplesMs.size()))
+        .num("median_ms", t.median)
+        .num("q1_ms", t.q1)
+        .num("q3_ms", t.q3)
+        .num("min_ms", t.min)
+        .num("max_ms", t.max)
+        .num("mean_ms", t.mean)
+        .num("spread", t.spread())
+        .nums("samples_ms", t.samplesMs);
 }
 
 // Bytes over milliseconds, in GB/s (10^9 bytes per second).

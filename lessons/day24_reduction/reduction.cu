@@ -527,11 +527,24 @@ const Version kVersions[] = {
     {"v9", "grid-stride + fixed 2nd pass", enqueueV9<kV9Waves>, kSameBits},
     {"v9-one-wave", "v9 in a grid of one wave", enqueueV9<1>, kSameBits},
     {"cub", "cub::DeviceReduce::Sum", enqueueCub, kSameBits},
+    // CUB again, as a row of its own: the same code timed twice, side by
+    // side, is what the comparison rule's error rate is measured on.
+    {"cub-twin", "cub::DeviceReduce::Sum, its twin", enqueueCub, kSameBits},
     {"ceiling", "read ceiling (XOR)", enqueueCeiling, kXor},
     {"copy", "cudaMemcpy device to device", enqueueCopy, kCopy},
 };
-// The sweep's rows: the last rung, what a user would call, both ceilings.
-const char* const kSweepRows[] = {"v9", "cub", "ceiling", "copy"};
+// The sweep's rows: the last rung, what a user would call and its twin,
+// both ceilings.
+const char* const kSweepRows[] = {"v9", "cub", "cub-twin", "ceiling", "copy"};
+// What the rule must decide before a set stops sampling: each rung against
+// the one before (or the one it improves on), the last rung against CUB,
+// the ceilings and its one-wave self, and CUB against its twin.
+const course::Versus kLadderVersus[] = {
+    {"v2", "v1"}, {"v3", "v1"},      {"v4", "v3"},      {"v5", "v4"},
+    {"v6", "v5"}, {"v7", "v6"},      {"v8", "v7"},      {"v9", "v8"},
+    {"v9", "cub"}, {"v9", "ceiling"}, {"v9", "v9-one-wave"},
+    {"ceiling", "cub"}, {"cub-twin", "cub"}};
+const course::Versus kSweepVersus[] = {{"v9", "cub"}, {"cub-twin", "cub"}};
 // end snippet
 
 // The input the checks run on: n ones (`exact`), or the random values, whose
@@ -573,10 +586,10 @@ struct Expected {
 bool checkRow(course::Lesson& l, const Buffers& b, const Version& v,
               const Expected& want) {
     const size_t n = want.n;
-    CUDA_CHECK(cudaMemsetAsync(b.out, 0, sizeof(float), l.stream));
-    CUDA_CHECK(cudaMemsetAsync(b.xorOut, 0, sizeof(unsigned int), l.stream));
-    course::poison(b.copy, n, l.stream);  // a short copy leaves NaN
-    v.enqueue(b, n, l.stream);
+    CUDA_CHECK(cudaMemsetAsync(b.out, 0, sizeof(float), l.stream()));
+    CUDA_CHECK(cudaMemsetAsync(b.xorOut, 0, sizeof(unsigned int), l.stream()));
+    course::poison(b.copy, n, l.stream());  // a short copy leaves NaN
+    v.enqueue(b, n, l.stream());
     CUDA_CHECK(cudaGetLastError());
     const std::string name = v.name +
                              std::string(want.exact ? " exact" : " random") +
@@ -605,7 +618,7 @@ bool checkRow(course::Lesson& l, const Buffers& b, const Version& v,
         ok = want.exact ? got == want.sum() : rel < kRandomTolerance;
         if (ok && !want.exact && v.check == kSameBits) {
             l.check(name, ok, detail);
-            v.enqueue(b, n, l.stream);
+            v.enqueue(b, n, l.stream());
             const float again = course::toHost(b.out, 1)[0];
             std::snprintf(detail, sizeof detail, "two runs: %.9g then %.9g",
                           got, again);
@@ -627,7 +640,7 @@ bool checkAll(course::Lesson& l, const Buffers& b,
     for (size_t n : sizes) {
         for (bool ones : {true, false}) {
             if (!ones || n < (1ull << 24)) {
-                want.load(b.in, n, ones, l.stream);
+                want.load(b.in, n, ones, l.stream());
                 for (const Version* v : rows) {
                     ok &= checkRow(l, b, *v, want);
                 }
@@ -642,44 +655,51 @@ double bytesMoved(const Version& v, size_t n) {
     return (v.check == kCopy ? 2.0 : 1.0) * sizeof(float) * n;
 }
 
-// Times each row at each size in the three modes: a JSON row per mode and
-// a printed line of medians per row (the page computes the ratios). A
-// deterministic sum must still give its checked bits after all its timed
-// launches, the graph replays last: a race that only back-to-back or
-// replayed launches expose would show here.
-[[maybe_unused]] void timeAll(course::Lesson& l, const Buffers& b,
-                              const char* group,
-                              const std::vector<size_t>& sizes,
-                              const std::vector<const Version*>& rows) {
-    std::printf("\n%s: median us per call\n%12s %-12s %9s %9s %9s %9s\n", group,
-                "elements", "row", "cold", "batch", "graph", "GB/s cold");
+// Times the rows at each size, in each mode, as one set (course/sets.cuh:
+// interleaved, until the comparison rule decides every pair in `versus`
+// whose rows are both selected). A deterministic sum must still give its
+// checked bits after all its timed launches, the graph replays last: a race
+// that only back-to-back or replayed launches expose would show here.
+[[maybe_unused]] void timeSets(course::Lesson& l, const Buffers& b,
+                               const char* group,
+                               const std::vector<size_t>& sizes,
+                               const std::vector<const Version*>& rows,
+                               const std::vector<course::Versus>& versus) {
+    std::printf("\n%s: median us per call; the rule's word for each pair\n",
+                group);
     for (size_t n : sizes) {
-        course::fillRandom(b.in, n, l.stream);  // never zeros
+        course::fillRandom(b.in, n, l.stream());  // never zeros
+        std::vector<float> before;
+        std::vector<course::Contender> set;
         for (const Version* v : rows) {
-            v->enqueue(b, n, l.stream);
-            const float before = course::toHost(b.out, 1)[0];
-            const auto t = course::timeRow(
-                l,
-                course::Row()
-                    .str("group", group)
-                    .str("version", v->name)
-                    .str("mode", v->label)
-                    .integer("elements", static_cast<long long>(n)),
-                bytesMoved(*v, n),
-                [&](cudaStream_t s) { v->enqueue(b, n, s); });
-            std::printf("%12zu %-12s %9.2f %9.2f %9.2f %9.1f\n", n, v->name,
-                        1000.0 * t[0].median, 1000.0 * t[1].median,
-                        1000.0 * t[2].median,
-                        course::gbps(bytesMoved(*v, n), t[0].median));
-            const float after = course::toHost(b.out, 1)[0];
-            if (v->check == kSameBits) {
-                char detail[120];
-                std::snprintf(detail, sizeof detail, "%.9g, then %.9g", before,
-                              after);
-                l.check(v->name + std::string(" same bits after timing n=") +
-                            std::to_string(n),
-                        after == before, detail);
+            v->enqueue(b, n, l.stream());
+            before.push_back(course::toHost(b.out, 1)[0]);
+            set.push_back({v->name,
+                           course::Row()
+                               .str("group", group)
+                               .str("version", v->name)
+                               .str("mode", v->label)
+                               .integer("elements", static_cast<long long>(n)),
+                           bytesMoved(*v, n),
+                           [&b, v, n](cudaStream_t s) { v->enqueue(b, n, s); }});
+        }
+        const std::string label =
+            std::string(group) + " n=" + std::to_string(n);
+        for (course::TimingMode mode : course::kAllModes) {
+            course::timeSet(l, label, mode, set, versus);
+        }
+        for (size_t i = 0; i < rows.size(); ++i) {
+            if (rows[i]->check != kSameBits) {
+                continue;
             }
+            rows[i]->enqueue(b, n, l.stream());
+            const float after = course::toHost(b.out, 1)[0];
+            char detail[120];
+            std::snprintf(detail, sizeof detail, "%.9g, then %.9g", before[i],
+                          after);
+            l.check(rows[i]->name + std::string(" same bits after timing n=") +
+                        std::to_string(n),
+                    after == before[i], detail);
         }
     }
 }
@@ -690,14 +710,14 @@ double bytesMoved(const Version& v, size_t n) {
 // ceiling), first start to last end.
 void timelines(course::Lesson& l, const Buffers& b) {
     const size_t n = kLadderLarge;
-    course::fillRandom(b.in, n, l.stream);
+    course::fillRandom(b.in, n, l.stream());
     course::timeline::Recorder rec(1u << 16);
-    course::L2Flusher flusher(l.stream);
+    course::L2Flusher flusher(l.stream());
     for (const char* name : {"v9", "v9-one-wave", "ceiling"}) {
         // The flush's read, then the row's: one window spans both.
         const auto grids = rec.capture([&] {
             flusher.flush();
-            course::byName(kVersions, name).enqueue(b, n, l.stream);
+            course::byName(kVersions, name).enqueue(b, n, l.stream());
         });
         const auto [t0, t1] =
             course::timeline::window({&grids.front(), &grids.back()});
@@ -717,7 +737,7 @@ void timelines(course::Lesson& l, const Buffers& b) {
 int main(int argc, char** argv) {
     course::Lesson l = course::begin(
         argc, argv,
-        {"day24_reduction", 7, 0, false, course::namesOf(kVersions),
+        {"day24_reduction", false, course::namesOf(kVersions),
          // the input and the copy's destination, 4 bytes each, plus v1's
          // partials (one per 256 elements)
          8.0 + 4.0 / kThreadsPerBlock,
@@ -728,9 +748,9 @@ int main(int argc, char** argv) {
 
     std::vector<size_t> ladderSizes = {kLadderSmall, kLadderLarge};
     std::vector<size_t> sweepSizes;
-    if (l.args.size) {
-        ladderSizes = sweepSizes = {l.args.size};
-    } else if (l.args.quick) {
+    if (l.args().size) {
+        ladderSizes = sweepSizes = {l.args().size};
+    } else if (l.args().quick) {
         ladderSizes = {1000003};  // a prime: ragged everywhere
         sweepSizes = {1, 3, kTileElems, kTileElems + 1, 1000003};
     } else {
@@ -766,7 +786,7 @@ int main(int argc, char** argv) {
     int perSm = 0;
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
         &perSm, reduceV9, kThreadsPerBlock, 0));
-    const int machineGrid = perSm * l.prop.multiProcessorCount;
+    const int machineGrid = perSm * l.gpu().multiProcessorCount;
     size_t cubBytes = 0;
     CUDA_CHECK(cub::DeviceReduce::Sum(
         nullptr, cubBytes, static_cast<const float*>(nullptr),
@@ -789,8 +809,8 @@ int main(int argc, char** argv) {
                   .integer("machine_grid", b.machineGrid)
                   .integer("v9_waves", kV9Waves)
                   .integer("programmatic", b.programmatic)
-                  .integer("samples", l.timing.samples)
-                  .integer("batch", l.timing.batch));
+                  .integer("samples", l.timing().samples)
+                  .integer("batch", l.timing().batch));
     std::printf("v8/v9/ceiling grid: %d blocks per wave x %d waves\n",
                 b.machineGrid, kV9Waves);
 
@@ -804,17 +824,19 @@ int main(int argc, char** argv) {
 #ifdef COURSE_TIMELINE
     timelines(l, b);
 #else
-    if (l.args.profile) {
+    if (l.args().profile) {
         // One launch of each row at the largest ladder size, for ncu.
-        course::fillRandom(b.in, ladderSizes.back(), l.stream);
+        course::fillRandom(b.in, ladderSizes.back(), l.stream());
         for (const Version* v : ladderRows) {
             course::profileRow(l, v->name, [&](cudaStream_t s) {
                 v->enqueue(b, ladderSizes.back(), s);
             });
         }
-    } else if (!l.args.checkOnly) {
-        timeAll(l, b, "ladder", ladderSizes, ladderRows);
-        timeAll(l, b, "sweep", sweepSizes, sweepRows);
+    } else if (!l.args().checkOnly) {
+        timeSets(l, b, "ladder", ladderSizes, ladderRows,
+                 {std::begin(kLadderVersus), std::end(kLadderVersus)});
+        timeSets(l, b, "sweep", sweepSizes, sweepRows,
+                 {std::begin(kSweepVersus), std::end(kSweepVersus)});
     }
 #endif
     return l.finish();

@@ -45,7 +45,10 @@
 // day's README shows the promoted run and its provenance, or says
 // UNVERIFIED. See research/REVIEW-PROCESS.md.
 
+#include <algorithm>
 #include <cstdio>
+#include <iterator>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -143,6 +146,11 @@ struct Schedule {
 };
 const Schedule kSchedules[] = {
     {"plain", Kind::Plain, false},
+    // The two baselines again, as rows of their own: the same code timed
+    // twice, side by side, is what the comparison rule's error rate is
+    // measured on.
+    {"plain-twin", Kind::Plain, false},
+    {"graph-plain-twin", Kind::Plain, true},
     {"pdl", Kind::Pdl, false},
     {"pdl-prologue", Kind::PdlPrologue, false},
     {"pdl-early", Kind::PdlEarly, false},
@@ -152,6 +160,20 @@ const Schedule kSchedules[] = {
     {"graph-pdl-early", Kind::PdlEarly, true},
 };
 // end snippet
+
+// What the rule must decide before a set stops sampling: every schedule
+// against the plain launch it replaces (in a stream, or in a graph), and
+// each baseline against its twin.
+const course::Versus kVersus[] = {
+    {"pdl", "plain"},
+    {"pdl-prologue", "plain"},
+    {"pdl-early", "plain"},
+    {"graph-plain", "plain"},
+    {"graph-pdl", "graph-plain"},
+    {"graph-pdl-prologue", "graph-plain"},
+    {"graph-pdl-early", "graph-plain"},
+    {"plain-twin", "plain"},
+    {"graph-plain-twin", "graph-plain"}};
 
 using StepKernel = void (*)(const float*, float*, const float*, size_t);
 
@@ -193,20 +215,14 @@ struct Chain {
     // end snippet
 
     // The same K steps captured once into an executable graph.
-    cudaGraphExec_t capture(Kind kind, cudaStream_t stream) const {
-        cudaGraph_t graph;
-        cudaGraphExec_t exec;
-        CUDA_CHECK(
-            cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-        enqueue(kind, stream);
-        CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-        CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-        CUDA_CHECK(cudaGraphDestroy(graph));
-        return exec;
+    course::Graph capture(Kind kind, cudaStream_t stream) const {
+        return course::Graph(stream,
+                             [&](cudaStream_t s) { enqueue(kind, s); });
     }
 
-    // One run of the schedule from a fresh input, launched or replayed.
-    void run(const Schedule& s, cudaGraphExec_t exec,
+    // One run of the schedule from a fresh input, launched or replayed
+    // (`graph`: the schedule's, captured, for a graph-* schedule).
+    void run(const Schedule& s, const course::Graph* graph,
              cudaStream_t stream) const;
 };
 
@@ -218,13 +234,13 @@ __global__ void initInput(float* x, size_t n) {
     }
 }
 
-void Chain::run(const Schedule& s, cudaGraphExec_t exec,
+void Chain::run(const Schedule& s, const course::Graph* graph,
                 cudaStream_t stream) const {
     initInput<<<blocks(), kThreads, 0, stream>>>(buf[0], n);
     CUDA_CHECK(cudaGetLastError());
     course::poison(buf[1], n, stream);
-    if (exec != nullptr) {
-        CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    if (graph != nullptr) {
+        graph->launch(stream);
     } else {
         enqueue(s.kind, stream);
     }
@@ -243,44 +259,59 @@ course::Mismatch wrongElements(const Chain& c) {
         [](double g, double w) { return g == w; });
 }
 
-// Times every selected schedule of one chain; prints and records a row each.
+// Times every selected schedule of one chain, as one set (course/sets.cuh:
+// interleaved, until the comparison rule decides kVersus), and records what
+// each costs per boundary, and saves against the plain launches, as rows of
+// their own (group "boundary").
 [[maybe_unused]] void timeChain(course::Lesson& l, const Chain& c) {
-    std::printf("\n%zu elements (%u blocks), K = %d steps\n", c.n, c.blocks(),
-                c.k);
-    std::printf("%-20s %11s %7s %15s %17s\n", "schedule", "chain us", "spread",
-                "us per boundary", "saving/boundary");
-    double plainUs = 0.0;
+    std::vector<const Schedule*> chosen;
+    std::vector<course::Graph> graphs;  // one per graph-* schedule, kept alive
+    graphs.reserve(std::size(kSchedules));
+    std::vector<course::Contender> set;
     for (const Schedule& s : kSchedules) {
         if (!l.wants(s.name)) {
             continue;
         }
-        cudaGraphExec_t exec = s.graph ? c.capture(s.kind, l.stream) : nullptr;
-        const course::TimingResult t = course::timeKernel(
-            [&](cudaStream_t stream) {
-                if (exec != nullptr) {
-                    CUDA_CHECK(cudaGraphLaunch(exec, stream));
-                } else {
-                    c.enqueue(s.kind, stream);
-                }
-            },
-            course::TimingMode::Batch, l.timing, l.stream);
-        if (exec != nullptr) {
-            CUDA_CHECK(cudaGraphExecDestroy(exec));
+        chosen.push_back(&s);
+        const course::Graph* g = nullptr;
+        if (s.graph) {
+            graphs.push_back(c.capture(s.kind, l.stream()));
+            g = &graphs.back();
         }
-        const double us = 1000.0 * t.median;
-        if (std::string(s.name) == "plain") {
-            plainUs = us;
-        }
-        const double saving = plainUs > 0.0 ? (plainUs - us) / c.k : 0.0;
-        std::printf("%-20s %11.2f %6.1f%% %15.3f %17.3f\n", s.name, us,
-                    100.0 * t.spread(), us / c.k, saving);
+        set.push_back({s.name,
+                       course::Row()
+                           .str("group", "chain")
+                           .str("schedule", s.name)
+                           .integer("elements", static_cast<long long>(c.n))
+                           .integer("k", c.k),
+                       0.0, [&c, &s, g](cudaStream_t stream) {
+                           if (g != nullptr) {
+                               g->launch(stream);
+                           } else {
+                               c.enqueue(s.kind, stream);
+                           }
+                       }});
+    }
+    const std::string label =
+        "n=" + std::to_string(c.n) + " K=" + std::to_string(c.k);
+    const course::SetResult r =
+        course::timeSet(l, label, course::TimingMode::Batch, set,
+                        {std::begin(kVersus), std::end(kVersus)});
+    const auto plain = std::find_if(set.begin(), set.end(), [](const auto& x) {
+        return x.name == "plain";
+    });
+    const double plainUs =
+        plain == set.end() ? 0.0 : 1000.0 * r.times[plain - set.begin()].median;
+    for (size_t i = 0; i < set.size(); ++i) {
+        const double us = 1000.0 * r.times[i].median;
         l.row(course::Row()
-                  .str("schedule", s.name)
+                  .str("group", "boundary")
+                  .str("schedule", chosen[i]->name)
                   .integer("elements", static_cast<long long>(c.n))
                   .integer("k", c.k)
-                  .timing(t)
                   .num("per_boundary_us", us / c.k)
-                  .num("saving_per_boundary_us", saving));
+                  .num("saving_per_boundary_us",
+                       plainUs > 0.0 ? (plainUs - us) / c.k : 0.0));
     }
 }
 
@@ -291,17 +322,15 @@ course::Mismatch wrongElements(const Chain& c) {
     for (bool graph : {false, true}) {
         const Schedule& s =
             course::byName(kSchedules, graph ? "graph-pdl-early" : "pdl-early");
-        cudaGraphExec_t exec = graph ? c.capture(s.kind, l.stream) : nullptr;
+        std::unique_ptr<course::Graph> g(
+            graph ? new course::Graph(c.capture(s.kind, l.stream())) : nullptr);
         int wrongRuns = 0;
         size_t wrongElems = 0;
         for (int t = 0; t < trials; ++t) {
-            c.run(s, exec, l.stream);
+            c.run(s, g.get(), l.stream());
             const size_t bad = wrongElements(c).count;
             wrongRuns += bad != 0;
             wrongElems += bad;
-        }
-        if (exec != nullptr) {
-            CUDA_CHECK(cudaGraphExecDestroy(exec));
         }
         std::printf("%10zu %4d %-16s %8d %8d %14zu\n", c.n, c.k, s.name, trials,
                     wrongRuns, wrongElems);
@@ -329,13 +358,11 @@ void timelines(course::Lesson& l, const Chain& c) {
     course::timeline::Recorder rec(4u * c.blocks() + 64u);
     for (const char* name : {"plain", "pdl", "pdl-early", "graph-pdl"}) {
         const Schedule* s = &course::byName(kSchedules, name);
-        cudaGraphExec_t exec =
-            s->graph ? c.capture(s->kind, l.stream) : nullptr;
+        std::unique_ptr<course::Graph> g(
+            s->graph ? new course::Graph(c.capture(s->kind, l.stream()))
+                     : nullptr);
         // the K steps, in start order
-        const auto grids = rec.capture([&] { c.run(*s, exec, l.stream); });
-        if (exec != nullptr) {
-            CUDA_CHECK(cudaGraphExecDestroy(exec));
-        }
+        const auto grids = rec.capture([&] { c.run(*s, g.get(), l.stream()); });
         // Steps 2 and 3 of 4: a primary and its secondary in steady state.
         const auto& primary = grids.at(1);
         const auto& secondary = grids.at(2);
@@ -357,7 +384,7 @@ void timelines(course::Lesson& l, const Chain& c) {
 int main(int argc, char** argv) {
     course::Lesson l = course::begin(
         argc, argv,
-        {"day58_pdl", 9, 0, false, course::namesOf(kSchedules),
+        {"day58_pdl", false, course::namesOf(kSchedules),
          // two ping-pong buffers of floats
          8.0,
          "Times a chain of K short dependent kernels under eight launch "
@@ -367,12 +394,12 @@ int main(int argc, char** argv) {
     std::vector<size_t> sizes(std::begin(kSizes), std::end(kSizes));
     std::vector<int> lengths(std::begin(kChainLengths),
                              std::end(kChainLengths));
-    if (l.args.size) {
-        sizes = {l.args.size};
-    } else if (l.args.quick) {
+    if (l.args().size) {
+        sizes = {l.args().size};
+    } else if (l.args().quick) {
         sizes = {100003};
     }
-    if (l.args.quick) {
+    if (l.args().quick) {
         lengths = {4};
     }
     const size_t maxN = *std::max_element(sizes.begin(), sizes.end());
@@ -384,13 +411,13 @@ int main(int argc, char** argv) {
     }
     CUDA_CHECK(cudaMemcpy(table, t.data(), sizeof(float) * kTableSize,
                           cudaMemcpyHostToDevice));
-    if (!l.args.quick) {
-        l.timing.batch = 10;  // ten chains a sample: 40 to 640 kernels
+    if (!l.args().quick) {
+        l.timing().batch = 10;  // ten chains a sample: 40 to 640 kernels
     }
     l.setting(course::Row()
                   .integer("threads", kThreads)
-                  .integer("samples", l.timing.samples)
-                  .integer("chains_per_sample", l.timing.batch));
+                  .integer("samples", l.timing().samples)
+                  .integer("chains_per_sample", l.timing().batch));
 
 #if defined(DAY58_READ_BEFORE_WAIT)
     std::printf(
@@ -401,7 +428,7 @@ int main(int argc, char** argv) {
     for (size_t n : sizes) {
         for (int k : lengths) {
             countRaces(l, Chain{n, k, {buf0, buf1}, table},
-                       l.args.quick ? 3 : kRaceTrials);
+                       l.args().quick ? 3 : kRaceTrials);
         }
     }
 #elif defined(COURSE_TIMELINE)
@@ -417,12 +444,10 @@ int main(int argc, char** argv) {
                 if (!l.wants(s.name)) {
                     continue;
                 }
-                cudaGraphExec_t exec =
-                    s.graph ? c.capture(s.kind, l.stream) : nullptr;
-                c.run(s, exec, l.stream);
-                if (exec != nullptr) {
-                    CUDA_CHECK(cudaGraphExecDestroy(exec));
-                }
+                std::unique_ptr<course::Graph> g(
+                    s.graph ? new course::Graph(c.capture(s.kind, l.stream()))
+                            : nullptr);
+                c.run(s, g.get(), l.stream());
                 const course::Mismatch m = wrongElements(c);
                 l.check(std::string(s.name) + " n=" + std::to_string(n) +
                             " K=" + std::to_string(k),
@@ -435,7 +460,7 @@ int main(int argc, char** argv) {
     }
     if (l.failures() != 0) {
         std::fprintf(stderr, "day58_pdl: nothing was timed\n");
-    } else if (l.args.profile) {
+    } else if (l.args().profile) {
         // One plain step per size, for ncu: how many waves, how busy.
         for (size_t n : sizes) {
             const Chain c{n, 1, {buf0, buf1}, table};
@@ -443,7 +468,7 @@ int main(int argc, char** argv) {
                 l, "step n=" + std::to_string(n),
                 [&](cudaStream_t s) { c.enqueue(Kind::Plain, s); });
         }
-    } else if (!l.args.checkOnly) {
+    } else if (!l.args().checkOnly) {
         std::printf("every schedule checked exactly at every size and K\n");
         for (size_t n : sizes) {
             for (int k : lengths) {

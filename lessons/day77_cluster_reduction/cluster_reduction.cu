@@ -288,6 +288,23 @@ __global__ void persistentReduce(const float* __restrict__ in, size_t n,
     }
 }
 
+// Histogram keys below `bins`: uniform, or (skewed) kHotFraction of them
+// in kHotBins evenly spaced bins. Launch assumption: one thread per key.
+__global__ void fillKeys(unsigned int* keys, size_t n, unsigned int bins,
+                         bool skewed) {
+    const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+    if (i >= n) {
+        return;
+    }
+    const unsigned int uniform =
+        static_cast<unsigned int>(course::hashUnit(i, 777u) * bins) % bins;
+    const unsigned int hot =
+        static_cast<unsigned int>(course::hashUnit(i, 999u) * kHotBins) %
+        kHotBins * (bins / kHotBins);
+    keys[i] =
+        (skewed && course::hashUnit(i, 555u) < kHotFraction) ? hot : uniform;
+}
+
 // snippet: histogram-kernels
 // Histograms: many global atomics per block, where combining on chip can
 // pay. `out` holds `bins` counters, zeroed by the caller; every key is
@@ -589,10 +606,6 @@ namespace {
 
 using Enqueue = std::function<void(cudaStream_t)>;
 
-int roundUp(int x, int m) {
-    return ((x + m - 1) / m) * m;
-}
-
 // Everything the groups share: the lesson, the size, the all-ones input.
 struct Run {
     Run(course::Lesson& lesson, size_t count)
@@ -603,8 +616,8 @@ struct Run {
           sum(1),
           // one per block of the largest padded cluster grid (the
           // cluster-launch rows store one per block, padding included)
-          partials(roundUp(firstBlocks, kMaxNonPortableCluster)) {
-        course::fill(in, n, 1.0f, l.stream);
+          partials(course::roundUp(firstBlocks, kMaxNonPortableCluster)) {
+        course::fill(in, n, 1.0f, l.stream());
     }
     course::Lesson& l;
     size_t n;
@@ -612,29 +625,34 @@ struct Run {
     course::DeviceArray<float> in, sum, partials;  // in: n ones
 };
 
-// One row of a group: how it is checked, what it enqueues, and what the
-// table says about it.
+// One row of a group, as data: its name, the cluster size it launches
+// with (0: no cluster), its global atomics per launch (-1: not counted),
+// the bytes it moves per launch (for GB/s), how it is checked, what it
+// enqueues, and what else its JSON row says about it.
 struct Mode {
     std::string name;
-    long long atomics;  // global atomics per launch
-    double bytes;       // moved per launch, for GB/s
+    int cluster;
+    long long atomics;
+    double bytes;
     std::function<bool()> check;
     Enqueue enqueue;
-    course::Row fields;  // extra fields for the JSON row
+    course::Row fields;
 };
 
-void launchCluster(void (*kernel)(const float*, size_t, float*), int blocks,
-                   int cluster, const float* in, size_t n, float* out,
-                   cudaStream_t s) {
-    course::LaunchAttrs a;
-    a.clusterX = static_cast<unsigned int>(cluster);
-    course::launch(kernel, blocks, kThreadsPerBlock, s, a, in, n, out);
+// A launch of `kernel` over `blocks` blocks in clusters of `cluster`.
+template <typename... KernelArgs, typename... Args>
+void inClusters(void (*kernel)(KernelArgs...), int blocks, int cluster,
+                cudaStream_t s, size_t smem, Args&&... args) {
+    course::launch(kernel, blocks, kThreadsPerBlock, s,
+                   course::LaunchAttrs{static_cast<unsigned int>(cluster),
+                                       false, smem},
+                   std::forward<Args>(args)...);
 }
 
 // Runs `enqueue` once on a zeroed accumulator; the sum must be n exactly.
 bool checkSum(Run& r, const std::string& name, const Enqueue& enqueue) {
-    CUDA_CHECK(cudaMemsetAsync(r.sum, 0, sizeof(float), r.l.stream));
-    enqueue(r.l.stream);
+    CUDA_CHECK(cudaMemsetAsync(r.sum, 0, sizeof(float), r.l.stream()));
+    enqueue(r.l.stream());
     const double got = course::toHost(r.sum, 1)[0];
     char detail[120];
     std::snprintf(detail, sizeof detail, "got %.9g, want %zu", got, r.n);
@@ -645,8 +663,8 @@ bool checkSum(Run& r, const std::string& name, const Enqueue& enqueue) {
 // up to n exactly (an unwritten one is NaN and fails).
 bool checkStored(Run& r, const std::string& name, int count,
                  const Enqueue& enqueue) {
-    course::poison(r.partials, static_cast<size_t>(count), r.l.stream);
-    enqueue(r.l.stream);
+    course::poison(r.partials, static_cast<size_t>(count), r.l.stream());
+    enqueue(r.l.stream());
     double got = 0.0;
     for (float v : course::toHost(r.partials, static_cast<size_t>(count))) {
         got += v;
@@ -657,48 +675,58 @@ bool checkStored(Run& r, const std::string& name, int count,
     return r.l.check(name, got == static_cast<double>(r.n), detail);
 }
 
-// Checks every mode, then (only if all passed) times each in batch and
-// cold mode: one printed line and two JSON rows per mode.
-void checkAndTime(Run& r, const char* group, const std::string& title,
-                  std::vector<Mode>& modes) {
+// Checks every mode, then (only if all passed) times them as one set in
+// batch and in cold mode (course/sets.cuh: interleaved, until the rule
+// decides each pair of `versus`), a JSON row per mode and mode of timing.
+// `twin`: the mode timed a second time beside itself, "NAME-twin", the
+// same code whose verdict against itself measures the rule's error rate.
+void checkAndTime(Run& r, const char* group, const std::string& label,
+                  const std::string& title, std::vector<Mode>& modes,
+                  std::vector<course::Versus> versus,
+                  const std::string& twin = "") {
     bool ok = true;
     for (Mode& m : modes) {
         ok &= m.check();
     }
-    if (!ok || r.l.args.checkOnly) {
+    if (!ok || r.l.args().checkOnly) {
         return;  // never time a wrong kernel
     }
-    if (r.l.args.profile) {
+    if (r.l.args().profile) {
         for (Mode& m : modes) {
             course::profileRow(r.l, std::string(group) + " " + m.name,
                                m.enqueue);
         }
         return;
     }
-    std::printf("\n%s\n%-26s %10s %10s %7s %10s %7s %9s\n", title.c_str(),
-                "mode", "atomics", "batch us", "spread", "cold us", "spread",
-                "cold GB/s");
     // Where the bytes come from: DRAM, except in the latency group, which
     // reads shared memory.
     const char* memory = std::string(group) == "latency" ? "shared" : "dram";
-    const course::TimingMode batchThenCold[] = {course::TimingMode::Batch,
-                                                course::TimingMode::Cold};
-    for (Mode& m : modes) {
-        course::Row row = m.fields;
-        const std::vector<course::TimingResult> t = course::timeRow(
-            r.l,
-            row.str("group", group)
-                .str("mode", m.name)
-                .str("memory", memory)
-                .integer("elements", static_cast<long long>(r.n))
-                .integer("global_atomics", m.atomics),
-            m.bytes, m.enqueue, batchThenCold);
-        const std::string atomics =
-            m.atomics < 0 ? "n/a" : std::to_string(m.atomics);
-        std::printf("%-26s %10s %10.1f %6.1f%% %10.1f %6.1f%% %9.1f\n",
-                    m.name.c_str(), atomics.c_str(), 1000.0 * t[0].median,
-                    100.0 * t[0].spread(), 1000.0 * t[1].median,
-                    100.0 * t[1].spread(), course::gbps(m.bytes, t[1].median));
+    std::vector<course::Contender> set;
+    for (const Mode& m : modes) {
+        for (bool again : {false, true}) {
+            if (again && m.name != twin) {
+                continue;
+            }
+            const std::string name = m.name + (again ? "-twin" : "");
+            set.push_back({name,
+                           course::Row()
+                               .str("group", group)
+                               .str("mode", name)
+                               .str("memory", memory)
+                               .integer("elements", static_cast<long long>(r.n))
+                               .integer("global_atomics", m.atomics)
+                               .integer("cluster", m.cluster)
+                               .merge(m.fields),
+                           m.bytes, m.enqueue});
+        }
+    }
+    if (!twin.empty()) {
+        versus.push_back({twin + "-twin", twin});
+    }
+    std::printf("\n%s\n", title.c_str());
+    for (course::TimingMode mode :
+         {course::TimingMode::Batch, course::TimingMode::Cold}) {
+        course::timeSet(r.l, label, mode, set, versus);
     }
 }
 
@@ -709,22 +737,15 @@ void allowAllSharedMemory(const course::Lesson& l,
                           void (*kernel)(KernelArgs...)) {
     CUDA_CHECK(cudaFuncSetAttribute(
         kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-        static_cast<int>(l.prop.sharedMemPerBlockOptin)));
+        static_cast<int>(l.gpu().sharedMemPerBlockOptin)));
 }
 
 // The largest cluster `kernel` can launch with here, using `smem` bytes of
 // dynamic shared memory, after opting in to the non-portable sizes.
 template <typename... KernelArgs>
-int maxClusterSize(void (*kernel)(KernelArgs...), size_t smem = 0) {
-    CUDA_CHECK(cudaFuncSetAttribute(
-        kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(kMaxNonPortableCluster);
-    cfg.blockDim = dim3(kThreadsPerBlock);
-    cfg.dynamicSmemBytes = smem;
-    int size = 0;
-    CUDA_CHECK(cudaOccupancyMaxPotentialClusterSize(&size, kernel, &cfg));
-    return size;
+int maxCluster(void (*kernel)(KernelArgs...), size_t smem = 0) {
+    return course::maxClusterSize(kernel, kThreadsPerBlock,
+                                  kMaxNonPortableCluster, smem);
 }
 
 std::vector<int> clusterSizes(int maxCluster, int smallest = 1) {
@@ -747,19 +768,11 @@ int oneWaveGrid(Run& r, void (*kernel)(KernelArgs...), const char* what,
     int perSm = 0;
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
         &perSm, kernel, kThreadsPerBlock, smem));
-    int grid = r.l.prop.multiProcessorCount * perSm;
+    int grid = r.l.gpu().multiProcessorCount * perSm;
     for (int c : clusters) {
-        cudaLaunchAttribute attr;
-        attr.id = cudaLaunchAttributeClusterDimension;
-        attr.val.clusterDim = {static_cast<unsigned int>(c), 1, 1};
-        cudaLaunchConfig_t cfg = {};
-        cfg.gridDim = dim3(static_cast<unsigned int>(c));
-        cfg.blockDim = dim3(kThreadsPerBlock);
-        cfg.dynamicSmemBytes = smem;
-        cfg.attrs = &attr;
-        cfg.numAttrs = 1;
-        int active = 0;
-        CUDA_CHECK(cudaOccupancyMaxActiveClusters(&active, kernel, &cfg));
+        const int active = course::maxActiveClusters(
+            kernel, kThreadsPerBlock,
+            {static_cast<unsigned int>(c), false, smem});
         r.l.row(course::Row()
                     .str("group", "occupancy")
                     .str("mode", std::string(what) + "-clusters-of-" +
@@ -773,115 +786,125 @@ int oneWaveGrid(Run& r, void (*kernel)(KernelArgs...), const char* what,
     return std::max(largest, (grid / largest) * largest);
 }
 
-void firstAndCosts(Run& r) {
+// The first schedule's rows and its costs taken apart, unchecked: what the
+// timed group and the timeline build both launch.
+std::vector<Mode> firstModes(Run& r) {
     const double bytes = static_cast<double>(r.n) * sizeof(float);
     const int blocks = r.firstBlocks;
-    const int maxCluster = maxClusterSize(reduceClusterDsm<Tail::Atomic>);
-    std::vector<Mode> first, costs;
-    first.push_back(
-        {"atomic", blocks, bytes, nullptr, [&r, blocks](cudaStream_t s) {
-             reduceBlock<Tail::Atomic>
-                 <<<blocks, kThreadsPerBlock, 0, s>>>(r.in, r.n, r.sum);
-         }});
-    costs.push_back({"store", 0, bytes, nullptr, [&r, blocks](cudaStream_t s) {
-                         reduceBlock<Tail::Store>
-                             <<<blocks, kThreadsPerBlock, 0, s>>>(r.in, r.n,
-                                                                  r.partials);
-                     }});
-    for (int c : clusterSizes(std::min(maxCluster, kMaxPortableCluster))) {
-        const int padded = roundUp(blocks, c);
+    float* in = r.in;
+    float* sum = r.sum;
+    float* partials = r.partials;
+    const size_t n = r.n;
+    std::vector<Mode> modes = {
+        {"atomic", 0, blocks, bytes, nullptr,
+         [=](cudaStream_t s) {
+             reduceBlock<Tail::Atomic><<<blocks, kThreadsPerBlock, 0, s>>>(
+                 in, n, sum);
+         },
+         course::Row().str("part", "first")},
+        {"store", 0, 0, bytes, nullptr,
+         [=](cudaStream_t s) {
+             reduceBlock<Tail::Store><<<blocks, kThreadsPerBlock, 0, s>>>(
+                 in, n, partials);
+         },
+         course::Row().str("part", "costs")}};
+    const int largest = maxCluster(reduceClusterDsm<Tail::Atomic>);
+    for (int c : clusterSizes(std::min(largest, kMaxPortableCluster))) {
+        const int padded = static_cast<int>(course::roundUp(blocks, c));
         const std::string cs = std::to_string(c);
-        first.push_back({"dsm-" + cs, padded / c, bytes, nullptr,
-                         [&r, padded, c](cudaStream_t s) {
-                             launchCluster(reduceClusterDsm<Tail::Atomic>,
-                                           padded, c, r.in, r.n, r.sum, s);
-                         }});
-        costs.push_back({"cluster-launch-" + cs, 0, bytes, nullptr,
-                         [&r, padded, c](cudaStream_t s) {
-                             launchCluster(reduceBlock<Tail::Store>, padded, c,
-                                           r.in, r.n, r.partials, s);
-                         }});
-        costs.push_back({"cluster-store-" + cs, 0, bytes, nullptr,
-                         [&r, padded, c](cudaStream_t s) {
-                             launchCluster(reduceClusterDsm<Tail::Store>,
-                                           padded, c, r.in, r.n, r.partials, s);
-                         }});
+        modes.push_back({"dsm-" + cs, c, padded / c, bytes, nullptr,
+                         [=](cudaStream_t s) {
+                             inClusters(reduceClusterDsm<Tail::Atomic>, padded,
+                                        c, s, 0, in, n, sum);
+                         },
+                         course::Row().str("part", "first")});
+        modes.push_back({"cluster-launch-" + cs, c, 0, bytes, nullptr,
+                         [=](cudaStream_t s) {
+                             inClusters(reduceBlock<Tail::Store>, padded, c, s,
+                                        0, in, n, partials);
+                         },
+                         course::Row().str("part", "costs")});
+        modes.push_back({"cluster-store-" + cs, c, 0, bytes, nullptr,
+                         [=](cudaStream_t s) {
+                             inClusters(reduceClusterDsm<Tail::Store>, padded,
+                                        c, s, 0, in, n, partials);
+                         },
+                         course::Row().str("part", "costs")});
     }
-    costs.push_back(
-        {"atomics-only", blocks, 0.0, nullptr, [&r, blocks](cudaStream_t s) {
-             atomicsOnly<<<blocks, 32, 0, s>>>(r.n, r.sum);
-         }});
+    modes.push_back({"atomics-only", 0, blocks, 0.0, nullptr,
+                     [=](cudaStream_t s) {
+                         atomicsOnly<<<blocks, 32, 0, s>>>(n, sum);
+                     },
+                     course::Row().str("part", "costs")});
+    return modes;
+}
+
+void firstAndCosts(Run& r) {
+    const int blocks = r.firstBlocks;
+    std::vector<Mode> modes = firstModes(r);
     // How each is checked: the atomic tails by their sum, the stores by
-    // their partials (a cluster store writes one per cluster).
-    for (Mode& m : first) {
-        m.check = [&r, &m] { return checkSum(r, m.name, m.enqueue); };
-    }
-    for (Mode& m : costs) {
-        int count = blocks;
-        if (m.name.rfind("cluster-store-", 0) == 0) {
-            const int c = std::stoi(m.name.substr(14));
-            count = roundUp(blocks, c) / c;
+    // their partials (a cluster store writes one per cluster, a cluster
+    // launch one per block, padding included).
+    std::vector<course::Versus> versus = {{"atomic", "atomics-only"}};
+    for (Mode& m : modes) {
+        const int padded = static_cast<int>(course::roundUp(blocks, std::max(m.cluster, 1)));
+        const int count = m.name.rfind("cluster-store-", 0) == 0 ? padded / m.cluster
+                          : m.cluster > 0                         ? padded
+                                                                  : blocks;
+        m.check = m.atomics > 0 ? std::function<bool()>([&r, &m] {
+            return checkSum(r, m.name, m.enqueue);
+        })
+                                : [&r, &m, count] {
+                                      return checkStored(r, m.name, count,
+                                                         m.enqueue);
+                                  };
+        const std::string cs = std::to_string(m.cluster);
+        if (m.name.rfind("dsm-", 0) == 0) {
+            versus.push_back({m.name, "atomic"});
         } else if (m.name.rfind("cluster-launch-", 0) == 0) {
-            count = roundUp(blocks, std::stoi(m.name.substr(15)));
+            versus.push_back({m.name, "store"});
+        } else if (m.name.rfind("cluster-store-", 0) == 0) {
+            versus.push_back({m.name, "cluster-launch-" + cs});
         }
-        m.check = m.atomics > 0
-                      ? std::function<bool()>(
-                            [&r, &m] { return checkSum(r, m.name, m.enqueue); })
-                      : [&r, &m, count] {
-                            return checkStored(r, m.name, count, m.enqueue);
-                        };
     }
-    checkAndTime(r, "first", "first schedule: one block per 512 elements",
-                 first);
-    checkAndTime(r, "costs",
-                 "costs taken apart: the same blocks, one piece at a time",
-                 costs);
+    checkAndTime(r, "first-and-costs", "first-and-costs",
+                 "the first schedule (one block per 512 elements), and its "
+                 "costs taken apart one piece at a time",
+                 modes, versus, "atomic");
 }
 
 void persistent(Run& r) {
     const double bytes = static_cast<double>(r.n) * sizeof(float);
     const std::vector<int> clusters =
-        clusterSizes(maxClusterSize(persistentReduce<true>));
+        clusterSizes(maxCluster(persistentReduce<true>));
     // One grid for every row, so the rows differ only in their tails.
     const int grid =
         oneWaveGrid(r, persistentReduce<true>, "persistent", clusters);
-    std::vector<Mode> modes;
-    modes.push_back(
-        {"persistent-atomic", grid, bytes, nullptr, [&r, grid](cudaStream_t s) {
-             persistentReduce<false>
-                 <<<grid, kThreadsPerBlock, 0, s>>>(r.in, r.n, r.sum);
-         }});
+    float* in = r.in;
+    float* sum = r.sum;
+    const size_t n = r.n;
+    std::vector<Mode> modes = {{"persistent-atomic", 0, grid, bytes, nullptr,
+                                [=](cudaStream_t s) {
+                                    persistentReduce<false>
+                                        <<<grid, kThreadsPerBlock, 0, s>>>(
+                                            in, n, sum);
+                                }}};
+    std::vector<course::Versus> versus;
     for (int c : clusters) {
-        modes.push_back({"persistent-dsm-" + std::to_string(c), grid / c, bytes,
-                         nullptr, [&r, grid, c](cudaStream_t s) {
-                             launchCluster(persistentReduce<true>, grid, c,
-                                           r.in, r.n, r.sum, s);
+        modes.push_back({"persistent-dsm-" + std::to_string(c), c, grid / c,
+                         bytes, nullptr, [=](cudaStream_t s) {
+                             inClusters(persistentReduce<true>, grid, c, s, 0,
+                                        in, n, sum);
                          }});
+        versus.push_back({modes.back().name, "persistent-atomic"});
     }
     for (Mode& m : modes) {
         m.check = [&r, &m] { return checkSum(r, m.name, m.enqueue); };
     }
-    checkAndTime(r, "persistent",
+    checkAndTime(r, "persistent", "persistent",
                  "persistent schedule: " + std::to_string(grid) +
                      " blocks, one wave for every cluster size",
-                 modes);
-}
-
-// Histogram keys below `bins`: uniform, or (skewed) kHotFraction of them
-// in kHotBins evenly spaced bins. Launch assumption: one thread per key.
-__global__ void fillKeys(unsigned int* keys, size_t n, unsigned int bins,
-                         bool skewed) {
-    const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-    if (i >= n) {
-        return;
-    }
-    const unsigned int uniform =
-        static_cast<unsigned int>(course::hashUnit(i, 777u) * bins) % bins;
-    const unsigned int hot =
-        static_cast<unsigned int>(course::hashUnit(i, 999u) * kHotBins) %
-        kHotBins * (bins / kHotBins);
-    keys[i] =
-        (skewed && course::hashUnit(i, 555u) < kHotFraction) ? hot : uniform;
+                 modes, versus, "persistent-atomic");
 }
 
 // The histogram at one bin count and key distribution: every way this
@@ -893,33 +916,34 @@ void histogramCase(Run& r, unsigned int bins, bool skewed, void* cubTemp,
     course::DeviceArray<unsigned int> keyArray(n), outArray(bins);
     unsigned int* keys = keyArray;  // the lambdas below copy the pointers
     unsigned int* out = outArray;
-    fillKeys<<<static_cast<unsigned int>((n + 255) / 256), 256, 0,
-               r.l.stream>>>(keys, n, bins, skewed);
+    fillKeys<<<static_cast<unsigned int>(course::ceilDiv(n, 256)), 256, 0,
+               r.l.stream()>>>(keys, n, bins, skewed);
+    CUDA_CHECK(cudaGetLastError());
     std::vector<double> want(bins, 0.0);
     for (unsigned int k : course::toHost(keys, n)) {
         want[k] += 1.0;
     }
-    const size_t smemOptin = r.l.prop.sharedMemPerBlockOptin;
+    const size_t smemOptin = r.l.gpu().sharedMemPerBlockOptin;
     const size_t privateBytes = bins * sizeof(unsigned int);
     const double bytes = static_cast<double>(n) * sizeof(unsigned int);
+    const course::Row fields = course::Row().integer("bins", bins).str("keys", dist);
 
     std::vector<Mode> modes;
-    auto add = [&](const std::string& name, long long atomics,
-                   std::function<void(cudaStream_t)> work) {
-        // Every row computes the whole histogram from zero, as a user
-        // would: the reset is part of the work (CUB does its own).
-        Enqueue e = [out, bins, work](cudaStream_t s) {
-            CUDA_CHECK(cudaMemsetAsync(out, 0, bins * sizeof(unsigned int), s));
-            work(s);
-        };
-        modes.push_back(
-            {name, atomics, bytes, nullptr, e,
-             course::Row().integer("bins", bins).str("keys", dist)});
+    // Every row computes the whole histogram from zero, as a user would:
+    // the reset is part of the work (CUB does its own).
+    auto add = [&](const std::string& name, int cluster, long long atomics,
+                   Enqueue work) {
+        modes.push_back({name, cluster, atomics, bytes, nullptr,
+                         [out, bins, work](cudaStream_t s) {
+                             CUDA_CHECK(cudaMemsetAsync(
+                                 out, 0, bins * sizeof(unsigned int), s));
+                             work(s);
+                         },
+                         fields});
     };
     {
-        const int grid =
-            oneWaveGrid(r, histogramGlobal, "histogram-global", {});
-        add("global", static_cast<long long>(n), [=](cudaStream_t s) {
+        const int grid = oneWaveGrid(r, histogramGlobal, "histogram-global", {});
+        add("global", 0, static_cast<long long>(n), [=](cudaStream_t s) {
             histogramGlobal<<<grid, kThreadsPerBlock, 0, s>>>(keys, n, bins,
                                                               out);
         });
@@ -927,49 +951,42 @@ void histogramCase(Run& r, unsigned int bins, bool skewed, void* cubTemp,
     if (privateBytes <= smemOptin) {
         const int grid = oneWaveGrid(r, histogramPrivate<false>,
                                      "histogram-private", {}, privateBytes);
-        add("private", static_cast<long long>(grid) * bins,
+        add("private", 0, static_cast<long long>(grid) * bins,
             [=](cudaStream_t s) {
                 histogramPrivate<false>
                     <<<grid, kThreadsPerBlock, privateBytes, s>>>(keys, n, bins,
                                                                   out);
             });
         const std::vector<int> clusters =
-            clusterSizes(maxClusterSize(histogramPrivate<true>, privateBytes));
+            clusterSizes(maxCluster(histogramPrivate<true>, privateBytes));
         const int cgrid =
             oneWaveGrid(r, histogramPrivate<true>, "histogram-private-dsm",
                         clusters, privateBytes);
         for (int c : clusters) {
-            add("private-dsm-" + std::to_string(c),
+            add("private-dsm-" + std::to_string(c), c,
                 static_cast<long long>(cgrid / c) * bins, [=](cudaStream_t s) {
-                    course::LaunchAttrs a;
-                    a.clusterX = static_cast<unsigned int>(c);
-                    a.sharedBytes = privateBytes;
-                    course::launch(histogramPrivate<true>, cgrid,
-                                   kThreadsPerBlock, s, a, keys, n, bins, out);
+                    inClusters(histogramPrivate<true>, cgrid, c, s,
+                               privateBytes, keys, n, bins, out);
                 });
         }
     }
     for (int c : clusterSizes(kMaxNonPortableCluster, 2)) {
         const size_t slice = privateBytes / c;
-        if (slice > smemOptin ||
-            maxClusterSize(histogramDistributed, slice) < c) {
+        if (slice > smemOptin || maxCluster(histogramDistributed, slice) < c) {
             continue;
         }
         const int grid = oneWaveGrid(r, histogramDistributed,
                                      "histogram-distributed", {c}, slice);
-        add("distributed-" + std::to_string(c),
+        add("distributed-" + std::to_string(c), c,
             static_cast<long long>(grid / c) * bins, [=](cudaStream_t s) {
-                course::LaunchAttrs a;
-                a.clusterX = static_cast<unsigned int>(c);
-                a.sharedBytes = slice;
-                course::launch(histogramDistributed, grid, kThreadsPerBlock, s,
-                               a, keys, n, bins, out);
+                inClusters(histogramDistributed, grid, c, s, slice, keys, n,
+                           bins, out);
             });
     }
     // snippet: cub-histogram
     // What a user would call instead: CUB's even-width histogram, bins
     // [k, k + 1) for k = 0 .. bins - 1. It zeroes the counters itself.
-    modes.push_back({"cub", -1, bytes, nullptr,
+    modes.push_back({"cub", 0, -1, bytes, nullptr,
                      [=](cudaStream_t s) {
                          size_t temp = cubBytes;
                          CUDA_CHECK(cub::DeviceHistogram::HistogramEven(
@@ -977,12 +994,16 @@ void histogramCase(Run& r, unsigned int bins, bool skewed, void* cubTemp,
                              static_cast<int>(bins) + 1, 0u, bins,
                              static_cast<int64_t>(n), s));
                      },
-                     course::Row().integer("bins", bins).str("keys", dist)});
+                     fields});
     // end snippet
+    // Each row against CUB; each cluster row against the row it builds
+    // on: a private histogram against the plain private one, a distributed
+    // one against global atomics and the private one.
+    std::vector<course::Versus> versus;
     for (Mode& m : modes) {
         m.check = [&r, &m, out, bins, dist, &want] {
-            course::poison(out, bins, r.l.stream);
-            m.enqueue(r.l.stream);
+            course::poison(out, bins, r.l.stream());
+            m.enqueue(r.l.stream());
             const course::Mismatch bad = course::compareAll(
                 course::toHost(out, bins), [&](size_t k) { return want[k]; },
                 [](double g, double w) { return g == w; });
@@ -992,11 +1013,24 @@ void histogramCase(Run& r, unsigned int bins, bool skewed, void* cubTemp,
                 bad.count == 0,
                 bad.count == 0 ? "every bin exact" : bad.describe("bins"));
         };
+        if (m.name != "cub") {
+            versus.push_back({m.name, "cub"});
+        }
+        if (m.name.rfind("private-dsm-", 0) == 0) {
+            versus.push_back({m.name, "private"});
+        } else if (m.name.rfind("distributed-", 0) == 0) {
+            versus.push_back({m.name, "global"});
+            if (privateBytes <= smemOptin) {
+                versus.push_back({m.name, "private"});
+            }
+        }
     }
     char title[160];
     std::snprintf(title, sizeof title, "histogram of %zu %s keys into %u bins",
                   n, dist, bins);
-    checkAndTime(r, "histogram", title, modes);
+    checkAndTime(r, "histogram",
+                 "histogram " + std::to_string(bins) + " " + dist, title, modes,
+                 versus, "cub");
 }
 
 void histograms(Run& r) {
@@ -1025,31 +1059,29 @@ void stencil(Run& r) {
     course::DeviceArray<float> inArray(n), outArray(n);
     float* in = inArray;  // the lambdas below copy the pointers
     float* out = outArray;
-    course::fillRandom(in, n, r.l.stream);
+    course::fillRandom(in, n, r.l.stream());
     const std::vector<float> h = course::toHost(in, n);
-    const int blocks =
-        roundUp(static_cast<int>((n + kThreadsPerBlock - 1) / kThreadsPerBlock),
-                kStencilCluster);
+    const int blocks = static_cast<int>(
+        course::roundUp(course::ceilDiv(n, kThreadsPerBlock), kStencilCluster));
     // Checked against float64: |error| under 1e-6 covers float rounding of
     // three products of values in [0, 1) (each term's error is under
     // 2^-24, about 6e-8), with a wide margin, and nothing wider.
     const double tol = 1e-6;
     const double bytes = 2.0 * n * sizeof(float);  // read in, write out
     std::vector<Mode> modes = {
-        {"stencil-global", 0, bytes, nullptr,
+        {"stencil-global", 0, 0, bytes, nullptr,
          [=](cudaStream_t s) {
              stencilGlobal<<<blocks, kThreadsPerBlock, 0, s>>>(in, n, out);
          }},
-        {"stencil-dsm", 0, bytes, nullptr, [=](cudaStream_t s) {
-             course::LaunchAttrs a;
-             a.clusterX = kStencilCluster;
-             course::launch(stencilDsm, blocks, kThreadsPerBlock, s, a,
-                            static_cast<const float*>(in), n, out);
+        {"stencil-dsm", kStencilCluster, 0, bytes, nullptr,
+         [=](cudaStream_t s) {
+             inClusters(stencilDsm, blocks, kStencilCluster, s, 0,
+                        static_cast<const float*>(in), n, out);
          }}};
     for (Mode& m : modes) {
         m.check = [&r, &m, &h, out, n, tol] {
-            course::poison(out, n, r.l.stream);
-            m.enqueue(r.l.stream);
+            course::poison(out, n, r.l.stream());
+            m.enqueue(r.l.stream());
             const course::Mismatch bad = course::compareAll(
                 course::toHost(out, n),
                 [&](size_t i) {
@@ -1064,8 +1096,9 @@ void stencil(Run& r) {
                                  : bad.describe("outputs"));
         };
     }
-    checkAndTime(r, "stencil", "1-D stencil, 3 points, clusters of 4 for DSMEM",
-                 modes);
+    checkAndTime(r, "stencil", "stencil",
+                 "1-D stencil, 3 points, clusters of 4 for DSMEM", modes,
+                 {{"stencil-dsm", "stencil-global"}}, "stencil-global");
 }
 
 void latency(Run& r) {
@@ -1080,27 +1113,24 @@ void latency(Run& r) {
     const unsigned long long wantIndex =
         (static_cast<unsigned long long>(kChaseSteps) * kChaseStride) %
         kChaseLinks;
-    course::LaunchAttrs pair;
-    pair.clusterX = 2;
+    const course::LaunchAttrs pair{2, false, 0};
 
-    std::printf(
-        "\nlatency: one thread, %d dependent 4-byte loads, clock64()\n"
-        "%-22s %12s %12s %12s\n",
-        kChaseSteps, "path", "median cyc", "min cyc", "max cyc");
+    std::printf("\nlatency: one thread, %d dependent 4-byte loads, clock64()\n",
+                kChaseSteps);
     const std::pair<const char*,
                     void (*)(const unsigned int*, unsigned long long*)>
         paths[] = {{"chase-local-smem", latencyChase<Chase::LocalShared>},
                    {"chase-dsmem-mapped", latencyChase<Chase::RemoteMapped>},
                    {"chase-dsmem-ptx", latencyChase<Chase::RemotePtx>},
                    {"chase-l2", latencyChase<Chase::GlobalL2>}};
-    const int trials = r.l.args.quick ? 3 : 15;
+    const int trials = r.l.args().quick ? 3 : 15;
     for (const auto& [name, kernel] : paths) {
         std::vector<double> cyc;
         bool ok = true;
         // The first trial is a warm-up (module load, L2 fill): checked,
         // not kept.
         for (int t = 0; t <= trials && ok; ++t) {
-            course::launch(kernel, 2, 32, r.l.stream, pair,
+            course::launch(kernel, 2, 32, r.l.stream(), pair,
                            static_cast<const unsigned int*>(links), out);
             const std::vector<unsigned long long> got = course::toHost(out, 2);
             ok = got[1] == wantIndex;
@@ -1118,8 +1148,8 @@ void latency(Run& r) {
         // per load, and the JSON names them so.
         const course::TimingResult s =
             course::summarize(cyc, course::TimingMode::Batch);
-        std::printf("%-22s %12.1f %12.1f %12.1f\n", name, s.median, s.min,
-                    s.max);
+        std::printf("%-22s median %.1f cycles (%.1f to %.1f)\n", name,
+                    s.median, s.min, s.max);
         r.l.row(course::Row()
                     .str("group", "latency")
                     .str("mode", name)
@@ -1132,8 +1162,9 @@ void latency(Run& r) {
 
     // Bandwidth: two blocks per SM, in clusters of 2; each float4 slot k
     // holds four copies of k % 4, read `reps` times.
-    const int blocks = roundUp(2 * r.l.prop.multiProcessorCount, 2);
-    const int reps = r.l.args.quick ? 1 : kBwReps;
+    const int blocks =
+        static_cast<int>(course::roundUp(2 * r.l.gpu().multiProcessorCount, 2));
+    const int reps = r.l.args().quick ? 1 : kBwReps;
     course::DeviceArray<float> sumArray(blocks);
     float* sums = sumArray;  // the lambdas below copy the pointer
     double perPass = 0.0;
@@ -1144,17 +1175,15 @@ void latency(Run& r) {
         static_cast<double>(blocks) * reps * kBwFloats * sizeof(float);
     std::vector<Mode> modes;
     for (bool remote : {false, true}) {
-        const std::string name =
-            remote ? "dsm-bandwidth-remote" : "dsm-bandwidth-local";
         auto kernel = remote ? sharedBandwidth<true> : sharedBandwidth<false>;
-        modes.push_back({name, 0, bytes, nullptr, [=](cudaStream_t s) {
-                             course::launch(kernel, blocks, kThreadsPerBlock, s,
-                                            pair, sums, reps);
+        modes.push_back({remote ? "dsm-bandwidth-remote" : "dsm-bandwidth-local",
+                         2, 0, bytes, nullptr, [=](cudaStream_t s) {
+                             inClusters(kernel, blocks, 2, s, 0, sums, reps);
                          }});
     }
     for (Mode& m : modes) {
         m.check = [&r, &m, sums, blocks, want = perPass * reps] {
-            m.enqueue(r.l.stream);
+            m.enqueue(r.l.stream());
             const course::Mismatch bad = course::compareAll(
                 course::toHost(sums, blocks), [want](size_t) { return want; },
                 [](double g, double w) { return g == w; });
@@ -1163,11 +1192,11 @@ void latency(Run& r) {
                                             : bad.describe("block sums"));
         };
     }
-    checkAndTime(r, "latency",
+    checkAndTime(r, "latency", "latency",
                  "shared-memory read bandwidth: " + std::to_string(blocks) +
                      " blocks in clusters of 2, each reading 32 KiB " +
                      std::to_string(reps) + " times",
-                 modes);
+                 modes, {{"dsm-bandwidth-remote", "dsm-bandwidth-local"}});
 }
 
 #ifdef COURSE_TIMELINE
@@ -1177,35 +1206,11 @@ void latency(Run& r) {
 void timelines(Run& r) {
     course::timeline::Recorder rec(static_cast<unsigned int>(r.firstBlocks) +
                                    64u);
-    const int blocks = r.firstBlocks;
-    const std::pair<const char*, Enqueue> runs[] = {
-        {"atomic",
-         [&](cudaStream_t s) {
-             reduceBlock<Tail::Atomic>
-                 <<<blocks, kThreadsPerBlock, 0, s>>>(r.in, r.n, r.sum);
-         }},
-        {"dsm-1",
-         [&](cudaStream_t s) {
-             launchCluster(reduceClusterDsm<Tail::Atomic>, blocks, 1, r.in, r.n,
-                           r.sum, s);
-         }},
-        {"dsm-2",
-         [&](cudaStream_t s) {
-             launchCluster(reduceClusterDsm<Tail::Atomic>, roundUp(blocks, 2),
-                           2, r.in, r.n, r.sum, s);
-         }},
-        {"store",
-         [&](cudaStream_t s) {
-             reduceBlock<Tail::Store>
-                 <<<blocks, kThreadsPerBlock, 0, s>>>(r.in, r.n, r.partials);
-         }},
-        {"cluster-launch-1", [&](cudaStream_t s) {
-             launchCluster(reduceBlock<Tail::Store>, blocks, 1, r.in, r.n,
-                           r.partials, s);
-         }}};
-    for (const auto& [name, enqueue] : runs) {
-        const Enqueue& work = enqueue;  // a lambda cannot capture a binding
-        const auto grids = rec.capture([&] { work(r.l.stream); });
+    const std::vector<Mode> modes = firstModes(r);
+    for (const char* name :
+         {"atomic", "dsm-1", "dsm-2", "store", "cluster-launch-1"}) {
+        const Mode& m = course::byName(modes, name);
+        const auto grids = rec.capture([&] { m.enqueue(r.l.stream()); });
         const auto [t0, t1] = course::timeline::window({&grids.at(0)});
         r.l.row(course::timeline::summarize(grids.at(0), name, t0, t1)
                     .str("schedule", name)
@@ -1230,15 +1235,15 @@ const struct Group {
 int main(int argc, char** argv) {
     course::Lesson l = course::begin(
         argc, argv,
-        {"day77_cluster_reduction", 9, 0, true, course::namesOf(kGroups),
+        {"day77_cluster_reduction", true, course::namesOf(kGroups),
          // the ones, the histogram's keys, the stencil's input and output
          16.0,
          "Reduces ones, builds histograms and runs a stencil with and without "
          "thread block clusters. --size N (under 2^24, so sums stay exact) "
          "sets the element count of every group."});
-    const size_t n = l.args.size ? l.args.size : kDefaultElems;
+    const size_t n = l.args().size ? l.args().size : kDefaultElems;
     if (n >= (1ull << 24)) {
-        course::usage(l.spec,
+        course::usage(l.spec(),
                       "--size must be under 2^24 = 16777216: above it a "
                       "float cannot hold every running total exactly");
     }
@@ -1246,8 +1251,8 @@ int main(int argc, char** argv) {
     l.setting(course::Row()
                   .integer("elements", static_cast<long long>(r.n))
                   .integer("threads_per_block", kThreadsPerBlock)
-                  .integer("samples", l.timing.samples)
-                  .integer("batch", l.timing.batch));
+                  .integer("samples", l.timing().samples)
+                  .integer("batch", l.timing().batch));
     std::printf("%zu elements (%.1f MiB), all 1.0f; %d blocks of 512\n", r.n,
                 r.n * 4.0 / 1048576.0, r.firstBlocks);
 #ifdef DAY77_DROP_TRAILING_CLUSTER_SYNC

@@ -277,15 +277,6 @@ def test_review_never_writes_over_a_source_or_builds_into_one(course, tree, monk
     assert snapshot(tree) == before
 
 
-def test_render_removes_only_the_charts_it_made(tmp_path):
-    from coursetools.pages import plots
-    mine = write(tmp_path / "figures" / "chart.svg", "<svg>\n" + plots.GENERATED + "\n</svg>\n")
-    authors = write(tmp_path / "figures" / "tree-diagram.svg", "<svg><title>drawn by hand</title></svg>")
-    assert render._generated_figure(mine) and not render._generated_figure(authors)
-    (tmp_path / "link.svg").symlink_to(mine)
-    assert not render._generated_figure(tmp_path / "link.svg")
-
-
 def test_no_write_goes_through_a_committed_link(tmp_path):
     write(tmp_path / "lessons" / "day58" / "figures" / "keep.svg", "<svg/>")
     (tmp_path / "lessons" / "day24").mkdir(parents=True)

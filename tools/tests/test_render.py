@@ -130,26 +130,31 @@ def test_where_verdict_names_the_sizes_the_rule_gives_that_word(lesson):
         where("ties")
 
 
-def test_the_versus_table_says_why_the_rule_could_not_decide(lesson):
-    """A 'not distinguishable' cell says why: noise above the rule's limit
-    (the noisier row's spread), or rows too close for a clear gap."""
+def test_the_versus_table_gives_each_word_with_its_estimate_and_interval(lesson):
     def row(v, n, samples):
         s = sorted(samples)
         return {"group": "s", "version": v, "elements": n, "timing": "cold", "median_ms": s[len(s) // 2],
-                "samples_ms": samples}
-    quiet = [1.0 + i / 10000 for i in range(11)]
-    noisy = [1.0 + (i % 2) * 0.2 for i in range(11)]  # half at 1.0, half at 1.2
-    close = [1.003 + i / 10000 for i in range(11)]  # quiet, 0.3% slower: no clear gap
+                "samples_ms": samples, "set": f"s {n} cold"}
+    quiet = [1.0 + i / 10000 for i in range(64)]
+    noisy = [1.0 + (i % 2) * 0.2 for i in range(64)]  # half at 1.0, half at 1.2
     rows = [row("a", 1, quiet), row("b", 1, [x * 2 for x in quiet]), row("a", 2, quiet), row("b", 2, noisy),
-            row("a", 3, quiet), row("b", 3, close)]
+            row("a", 3, quiet), row("b", 3, [x * 1.002 for x in quiet])]
     page = page_api.Page(lesson, [], render.ev_verify.State(lesson, "promoted", [], {}, {"results": {"rows": rows}}))
     text = marks.unmark(marks.resolve_marks(page.versus_table({"group": "s", "version": "a"},
                                                                 {"group": "s", "version": "b"}, ["A", "B"],
                                                                 timings=["cold"])))
     lines = text.splitlines()
-    assert lines[2].endswith(", faster |")
-    assert "not distinguishable (spread ±" in lines[3]
-    assert "not distinguishable (medians 0.3% apart)" in lines[4]
+    assert "; 100.0% faster (" in lines[2] and "64 samples" in lines[2]
+    assert "not distinguishable (" in lines[3]
+    assert "the same (" in lines[4]
+
+
+def test_rows_timed_in_different_sets_are_not_compared(lesson):
+    rows = [{"group": "s", "version": v, "timing": "cold", "samples_ms": [1.0] * 20, "set": s}
+            for v, s in (("a", "one"), ("b", "two"))]
+    page = page_api.Page(lesson, [], render.ev_verify.State(lesson, "promoted", [], {}, {"results": {"rows": rows}}))
+    with pytest.raises(marks.TemplateProblem, match="different sets"):
+        page.compare({"version": "a"}, {"version": "b"})
 
 
 def test_a_target_is_reached_or_missed_by_the_medians(lesson):
@@ -176,14 +181,13 @@ def test_a_review_step_can_be_picked_by_its_arguments(lesson):
     assert get(args=["--size", "1"]) == "0"
 
 
-def test_a_row_split_against_itself_shows_what_noise_allows(lesson):
-    def row(n, samples):
-        return {"group": "s", "version": "a", "elements": n, "timing": "cold",
-                "median_ms": sorted(samples)[len(samples) // 2], "samples_ms": samples}
-    quiet = [1.0 + i / 100000 for i in range(12)]
-    noisy = [1.0 + 0.3 * ((i * 7) % 5) / 4 for i in range(12)]  # spread of tens of percent
-    page = page_api.Page(lesson, [], render.ev_verify.State(lesson, "promoted", [], {},
-                                                   {"results": {"rows": [row(1, quiet), row(2, noisy)]}}))
-    counts = {k: marks.unmark(marks.resolve_marks(v))
-              for k, v in page.split_verdicts({"group": "s", "version": "a", "timing": "cold"}, "elements", [1, 2]).items()}
-    assert counts == {"the same": "1", "not distinguishable": "1"}
+def test_twins_are_counted_as_the_records_false_call_rate(lesson):
+    def row(v, n, samples):
+        return {"group": "s", "version": v, "elements": n, "timing": "cold", "set": f"s {n} cold",
+                "samples_ms": samples}
+    quiet = [1.0 + i / 100000 for i in range(64)]
+    rows = [row("cub", 1, quiet), row("cub-twin", 1, list(reversed(quiet))),
+            row("cub", 2, quiet), row("cub-twin", 2, [x * 1.05 for x in quiet])]
+    page = page_api.Page(lesson, [], render.ev_verify.State(lesson, "promoted", [], {}, {"results": {"rows": rows}}))
+    counts = {k: marks.unmark(marks.resolve_marks(v)) for k, v in page.twins(group="s").items()}
+    assert counts == {"slower": "1", "the same": "1"}

@@ -43,6 +43,12 @@ def test_links_are_rewritten_for_the_site():
 
 
 def test_notices_become_admonitions():
-    out = site_build._admonitions("> **UNVERIFIED.** no run\n**Recorded on H200.**\n")
+    out = site_build._admonitions("> **UNVERIFIED.** no run\n**Recorded on H200.**\n", "Recorded on H200.")
     assert '!!! unverified "UNVERIFIED: no verified output"' in out
     assert '!!! verified "Verified on real hardware"' in out
+
+
+def test_only_the_renderers_provenance_line_becomes_the_verified_box():
+    typed = "**Recorded on NVIDIA H200 (compute capability 9.0, 132 SMs), by hand.**\n"
+    assert "!!! verified" not in site_build._admonitions(typed, None)  # the lesson is not verified
+    assert "!!! verified" not in site_build._admonitions(typed, "Recorded on NVIDIA H200, really.")

@@ -81,7 +81,7 @@ def compile_extras(lesson: Lesson, build: Path, root: Path | None = None) -> lis
         while i < len(tokens):
             t = tokens[i]
             nxt = tokens[i + 1] if i + 1 < len(tokens) else None
-            if t in ALONE or GENCODE_RE.fullmatch(t):
+            if t in ALONE or GENCODE_RE.fullmatch(t) or t == f"-DCOURSE_MIN_CC={lesson.min_cc.replace('.', '')}":
                 i += 1
             elif t in PAIRS and nxt in PAIRS[t]:
                 i += 2

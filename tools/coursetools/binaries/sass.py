@@ -72,26 +72,67 @@ def excerpt(binary: Path, mangled: str, max_lines: int) -> list[str]:
     return out[:max_lines]
 
 
+# How long the declared patterns of one lesson may take against its
+# machine code: a real expectation takes milliseconds; a pattern that
+# backtracks exponentially never ends, and is named instead.
+PATTERN_SECONDS = 10
+
+_MATCHER = """
+import json, re, sys
+for pattern, text in json.load(sys.stdin):
+    print(1 if re.search(pattern, text) else 0, flush=True)
+"""
+
+
+def _matches(jobs: list[tuple[str, str]]) -> tuple[list[bool], int | None]:
+    """re.search for each (pattern, text), in a child process under a time
+    limit: the results, and the index of the job that ran out of time."""
+    import json
+
+    try:
+        proc = subprocess.run([sys.executable, "-c", _MATCHER], input=json.dumps(jobs), capture_output=True,
+                              text=True, timeout=PATTERN_SECONDS)
+        out = proc.stdout
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+        done = [line == "1" for line in out.split()]
+        return done, len(done)
+    return [line == "1" for line in out.split()], None
+
+
 def check_all(lessons) -> int:
     """Every declared expectation of every built lesson; SourceError with
-    all that fail. Returns how many held."""
+    all that fail, each naming its lesson.toml line. Returns how many
+    held."""
     problems, held = [], 0
     for lesson in lessons:
         if not lesson.info.sass or not lesson.built:
             continue
         fns = dump(Path(lesson.binary))
-        for exp in lesson.info.sass:
+        where = f"{lesson.dir}/lesson.toml"
+        jobs, names = [], []
+        for i, exp in enumerate(lesson.info.sass):
             body = fns.get(exp["kernel"])
             if body is None:
-                problems.append(f"{lesson.dir}/lesson.toml: error: kernel {exp['kernel']} not found in {display_path(lesson.binary)}")
+                problems.append(f"{where}:{lesson.info.line(f'sass[{i}].kernel')}: error: kernel {exp['kernel']} "
+                                f"not found in {display_path(lesson.binary)}")
                 continue
-            text = "\n".join(body)
-            for pat in exp["patterns"]:
-                if re.search(pat, text):
-                    held += 1
-                else:
-                    problems.append(f"{lesson.dir}/lesson.toml: error: {exp['kernel']}: no instruction matching "
-                                    f"/{pat}/ ({exp.get('why', '')})")
+            for k, pat in enumerate(exp["patterns"]):
+                jobs.append((pat, "\n".join(body)))
+                names.append((i, k, exp))
+        found, hung = _matches(jobs)
+        for n, (i, k, exp) in enumerate(names):
+            line = lesson.info.line(f"sass[{i}].patterns")
+            if hung is not None and n == hung:
+                problems.append(f"{where}:{line}: error: {exp['kernel']}: pattern /{exp['patterns'][k][:60]}/ ran "
+                                f"past {PATTERN_SECONDS} s (it backtracks without end); write it without nested "
+                                "repeats")
+                break
+            if found[n]:
+                held += 1
+            else:
+                problems.append(f"{where}:{line}: error: {exp['kernel']}: no instruction matching "
+                                f"/{exp['patterns'][k]}/ ({exp.get('why', '')})")
     if problems:
         raise SourceError(problems)
     return held

@@ -259,7 +259,7 @@ def record(
     if refused:
         said = run["stderr"].strip().splitlines()[-1:]
         raise EvidenceError(["refused to record: nothing shows that a GPU ran this program:"] + refused
-                            + [f"the program said: {said[0][:300]}"] * bool(said))
+                            + [f"the program said: {line[:300]}" for line in said])
     impossible = impossible_rows(run["results"], gpu)
     if impossible:
         raise EvidenceError(["refused to record: the run holds numbers no device allows:"] + impossible)

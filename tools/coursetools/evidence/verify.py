@@ -21,6 +21,10 @@ class State:
     reasons: list[str]
     entry: dict | None
     record: dict | None  # only when the state is "promoted"
+    # When the state is "stale" and that is all that is wrong (the record
+    # intact, its promotion signed): that record, which an earlier version
+    # of the code produced. A page may draw its figures from it, saying so.
+    earlier: dict | None = None
 
     @property
     def valid(self) -> bool:
@@ -62,7 +66,8 @@ def state_of(lesson: Lesson, base: Path | None = None) -> State:
         return State(lesson, "promoted", [], entry, rec)
     state = next((s for s, p in (("altered", "altered"), ("invalid", "unsigned"), ("stale", "stale"))
                   if any(r.startswith(p) for r in reasons)), "invalid")
-    return State(lesson, state, reasons, entry, None)
+    earlier = rec if all(r.startswith("stale") for r in reasons) else None
+    return State(lesson, state, reasons, entry, None, earlier)
 
 
 def verify(lessons: list[Lesson], base: Path | None = None) -> list[str]:

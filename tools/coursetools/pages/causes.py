@@ -3,10 +3,21 @@ outcomes and the machine code, each from the record or the build."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from ..binaries import sass
 from .marks import TemplateProblem, mark, mark_block
+
+
+def code_span(text: str) -> str:
+    """`text` as Markdown inline code: delimited by one backtick more than
+    its longest run of them, so nothing inside can end the span, on one
+    line."""
+    text = " ".join(str(text).split())
+    ticks = "`" * (max((len(r) for r in re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
 from .rows import UNMEASURED, _format
 
 
@@ -76,6 +87,11 @@ class PageCauses:
 
     # -- instructions -----------------------------------------------------
     def sass(self, mangled: str, label: str, max_lines: int = 40) -> str:
+        """The instructions of interest in a kernel's machine code, from the
+        built binary, under `label` (the author's words: shown as code,
+        in a span no backtick inside it can close, and read by the prose
+        check like any typed text)."""
         lines = sass.excerpt(Path(self._lesson.binary), mangled, max_lines)
         body = "\n".join(lines) + "\n"
-        return mark_block(f"`{label}` (`cuobjdump --dump-sass`, instructions of interest):\n\n```text\n{body}```\n")
+        return (code_span(label) + mark(" (`cuobjdump --dump-sass`, instructions of interest):") + "\n\n"
+                + mark_block(f"```text\n{body}```\n"))

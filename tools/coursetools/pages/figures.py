@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from . import plots
-from .marks import TemplateProblem
+from .marks import TemplateProblem, mark
 from .numbers import as_read, typed
 from .rows import UNITS
 
@@ -33,37 +33,55 @@ class PageFigures:
                 raise TemplateProblem(f"the number {bad[0]} is typed into a chart's words ('{str(text)[:60]}'); "
                                       "take it from the record, or list it in lesson.toml [page] constants")
 
-    def _figure(self, name: str, title: str, svg: str | None) -> str:
+    def _drawn(self, name: str, title: str, draw) -> str:
+        """The figure `draw(page)` makes, as figures/NAME.svg. Drawn from the
+        promoted record; on a page whose code changed since (stale), from
+        the record promoted for the earlier code, and said to be; from
+        nothing else: a file already in figures/ is never shown for what it
+        claims to be."""
         if not FIGURE_RE.match(name):
             raise TemplateProblem(f"figure name '{name}' is not valid; expected lower-case letters, digits and hyphens")
         rel = f"{FIGURES}/{name}.svg"
-        if svg:
-            self._figures[rel] = svg
+        source = self if self.verified else self._earlier()
+        svg = draw(source) if source is not None else None
+        if not svg:
+            return ""
+        self._figures[rel] = svg
+        if source is self:
             return f"![{title}]({rel})\n"
-        if not self.verified and (self._lesson.path / rel).is_file():
-            self._old_figures.append(rel)
-            e = self._state.entry or {}
-            return (f"![{title} (from the earlier code)]({rel})\n\n*This figure was measured on an earlier version "
-                    f"of this program (commit `{str(e.get('commit', '?'))[:12]}`, run `{e.get('tag', '?')}`); this "
-                    "version has not been run yet.*\n")
-        return ""
+        e = self._state.entry or {}
+        return (f"![{title} (measured on the earlier code)]({rel})\n\n*Drawn from the run promoted for an earlier "
+                f"version of this program (commit {mark('`' + str(e.get('commit'))[:12] + '`')}, run "
+                f"{mark('`' + str(e.get('tag')) + '`')}); this version has not been run yet.*\n")
+
+    def _earlier(self):
+        """The page API over the record promoted for the earlier code, or
+        None where there is none that is intact and signed."""
+        if self._state.earlier is None:
+            return None
+        if not hasattr(self, "_earlier_page"):
+            from ..evidence.verify import State
+
+            st = State(self._lesson, "promoted", [], self._state.entry, self._state.earlier)
+            self._earlier_page = type(self)(self._lesson, [], st)
+        return self._earlier_page
 
     def plot(self, name: str, title: str, value: str, label: str = "{mode}", note: str = "", unit: str = "",
              **where) -> str:
         """A bar per matching row: its `value` (with a unit, 'median_ms:us')
         and a whisker from the fastest to the slowest sample."""
         self._chart_words(label, note, unit)
-        svg = None
-        if self.verified:
+
+        def draw(p):
             bars = []
-            for row in self._select(where):
-                v = self._field(row, value)
+            for row in p._select(where):
+                v = p._field(row, value)
                 if v is None:
                     continue
                 lo, hi = _range(row, value.split(":")[0], UNITS.get(value.split(":")[1], 1.0) if ":" in value else 1.0)
                 bars.append((_label(label, row), v, lo, hi))
-            svg = plots.bar_chart(title, unit or value, bars, note) if bars else None
-        return self._figure(name, title, svg)
+            return plots.bar_chart(title, unit or value, bars, note) if bars else None
+        return self._drawn(name, title, draw)
 
     def counter_plot(self, name: str, title: str, metric: str, rows: list, unit: str = "", note: str = "",
                      kernel: int = 0) -> str:
@@ -73,43 +91,43 @@ class PageFigures:
         names = [m["name"] for m in self._lesson.info.metrics]
         if metric not in names:
             raise TemplateProblem(f"metric '{metric}' is not declared in lesson.toml; declared: {', '.join(names)}")
-        svg = None
-        if self.verified:
+
+        def draw(p):
             bars = []
             for row in rows:
-                for run in self._profile.get("runs", []):
+                for run in p._profile.get("runs", []):
                     hit = next((r for r in run.get("rows", []) if r.get("row") == row), None)
                     if hit and len(hit.get("kernels", [])) > kernel:
                         v = hit["kernels"][kernel]["metrics"].get(metric)
                         if isinstance(v, (int, float)):
                             bars.append((str(row), float(v), float(v), float(v)))
                         break
-            svg = plots.bar_chart(title, unit or metric, bars, note) if bars else None
-        return self._figure(name, title, svg)
+            return plots.bar_chart(title, unit or metric, bars, note) if bars else None
+        return self._drawn(name, title, draw)
 
     def sweep_plot(self, name: str, title: str, series: list, over: str = "elements", value: str = "gbps",
                    marks: list = (), note: str = "", ylabel: str = "GB/s") -> str:
         """Lines against a logarithmic `over` axis, one per series
         [legend, where]; `marks` are [x, label] vertical lines."""
         self._chart_words(note, ylabel, *[s[0] for s in series], *[m[1] for m in marks])
-        svg = None
-        if self.verified:
+
+        def draw(p):
             data = []
             for legend, where in series:
-                pts = [(r[over], self._field(r, value)) for r in self._select(where)
-                       if isinstance(r.get(over), (int, float)) and self._field(r, value) is not None]
+                pts = [(r[over], p._field(r, value)) for r in p._select(where)
+                       if isinstance(r.get(over), (int, float)) and p._field(r, value) is not None]
                 data.append((legend, pts))
-            svg = plots.line_chart(title, over, ylabel, data, note, [tuple(m) for m in marks]) if data else None
-        return self._figure(name, title, svg)
+            return plots.line_chart(title, over, ylabel, data, note, [tuple(m) for m in marks]) if data else None
+        return self._drawn(name, title, draw)
 
     def timeline_plot(self, name: str, title: str, note: str = "", **where) -> str:
         """The timeline build's kernels matching `where`, blocks against time."""
         self._chart_words(note)
-        svg = None
-        if self.verified:
-            rows = [r for r in self._timeline if all(r.get(k) == v for k, v in where.items())]
-            svg = plots.timeline(title, rows, note) if rows else None
-        return self._figure(name, title, svg)
+
+        def draw(p):
+            rows = [r for r in p._timeline if all(r.get(k) == v for k, v in where.items())]
+            return plots.timeline(title, rows, note) if rows else None
+        return self._drawn(name, title, draw)
 
 
 def _label(label: str, row: dict) -> str:

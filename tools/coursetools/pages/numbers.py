@@ -4,9 +4,15 @@ the words a template passes into a chart (a title, a note, a legend).
 A number is digits not inside a name (sm_90, v9, float4, H200: a letter,
 digit or underscore before them). Letters after them do not make a name:
 "37x", "1234us" and "4800GB/s" are numbers with units, and the exponent in
-"2^999" is a number too. Text is read as a reader sees it: HTML entities
-decoded, Unicode compatibility forms folded (superscript and full-width
-digits become digits), Markdown's emphasis underscores dropped.
+"2^999" is a number too. Number words are numbers as well: "three",
+"twice", "half", "a third", "twenty-four".
+
+Text is read as a reader sees it (`as_read`): character references
+decoded (repeatedly: "&amp;#50;" is a "2" on a page rendered twice),
+Unicode compatibility forms folded (superscript and full-width digits
+become digits), and every character that shows as nothing dropped (a soft
+hyphen, a zero-width space or joiner, a word joiner, a byte-order mark, a
+variation selector), so "2&shy;.&shy;4" reads as the 2.4 it shows.
 """
 
 from __future__ import annotations
@@ -17,27 +23,97 @@ import unicodedata
 
 NUMBER_RE = re.compile(r"(?<![A-Za-z0-9_])(\d+(?:,\d{3})*(?:\.\d+)?)")
 DAY_RE = re.compile(r"\b[Dd]ays? (\d+)(?:(?:,| and| or| to) (\d+))*")
+WORD_RE = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z]+(?:-[A-Za-z]+)*(?![A-Za-z0-9_])")
+
+_UNITS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+          "sixteen seventeen eighteen nineteen").split()
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
+         "ninety": 90}
+# Each number word and the values it may stand for ("half" is a half, or
+# a factor of two; "a third" a third, or the ordinal three). Ordinals from
+# third on: "first" and "second" are mostly not numbers ("per second").
+NUMBER_WORDS: dict[str, tuple[float, ...]] = {
+    **{w: (float(i),) for i, w in enumerate(_UNITS)},
+    **{w: (float(v),) for w, v in _TENS.items()},
+    "hundred": (100.0,), "hundreds": (100.0,), "thousand": (1e3,), "thousands": (1e3,),
+    "million": (1e6,), "millions": (1e6,), "billion": (1e9,), "billions": (1e9,), "dozen": (12.0,),
+    "dozens": (12.0,),
+    "twice": (2.0,), "thrice": (3.0,), "double": (2.0,), "doubled": (2.0,), "doubles": (2.0,),
+    "triple": (3.0,), "tripled": (3.0,), "quadruple": (4.0,), "quadrupled": (4.0,),
+    "half": (0.5, 2.0), "halves": (0.5, 2.0), "halved": (0.5, 2.0), "halve": (0.5, 2.0),
+    "third": (1 / 3, 3.0), "thirds": (1 / 3, 3.0), "quarter": (0.25, 4.0), "quarters": (0.25, 4.0),
+    "fourth": (0.25, 4.0), "fifth": (0.2, 5.0), "sixth": (1 / 6, 6.0), "seventh": (1 / 7, 7.0),
+    "eighth": (0.125, 8.0), "ninth": (1 / 9, 9.0), "tenth": (0.1, 10.0), "tenfold": (10.0,),
+}
+
+# What shows as nothing: Unicode's format characters (soft hyphen,
+# zero-width space and joiners, word joiner, byte-order mark, the tag
+# characters) and the other default-ignorable code points (combining
+# grapheme joiner, variation selectors, Hangul fillers).
+_IGNORABLE = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0"
+                        "\U000e0100-\U000e01ef]")
+
+
+def invisible_dropped(text: str) -> str:
+    text = _IGNORABLE.sub("", text)
+    return "".join(c for c in text if unicodedata.category(c) != "Cf")
+
+
+def unescaped(text: str) -> str:
+    """Character references decoded until none is left (at most a few
+    rounds: each round at least shortens the text)."""
+    for _ in range(4):
+        decoded = html.unescape(text)
+        if decoded == text:
+            break
+        text = decoded
+    return text
 
 
 def as_read(text: str) -> str:
-    text = html.unescape(text)
-    text = unicodedata.normalize("NFKC", text)
+    text = unicodedata.normalize("NFKC", unescaped(text))
+    text = invisible_dropped(text)
     return re.sub(r"(?<![A-Za-z0-9])_+|_+(?![A-Za-z0-9])", " ", text)
 
 
-def typed(line: str, allowed: set[float], days: set[int]) -> list[str]:
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
+
+
+def typed(line: str, allowed: set[float], days: set[int], words: bool = True) -> list[str]:
     """The numbers in `line` (already read as a reader sees it) that are
-    neither stated constants nor a day of the course named as one
-    ("day 24", "days 58 and 77": only the digits inside that phrase)."""
+    neither stated constants nor a day of the course named as one ("day
+    24", "days 58 and 77": only the digits inside that phrase). With
+    `words`, number words count too."""
     day_spans = []
     for m in DAY_RE.finditer(line):
         day_spans += [(d.start() + m.start(), d.end() + m.start()) for d in re.finditer(r"\d+", m.group(0))]
     out = []
     for m in NUMBER_RE.finditer(line):
         value = float(m.group(1).replace(",", ""))
-        if value in allowed:
+        if any(_close(value, a) for a in allowed):
             continue
         if value.is_integer() and int(value) in days and (m.start(1), m.end(1)) in day_spans:
             continue
         out.append(m.group(1))
+    if words:
+        for m in WORD_RE.finditer(line):
+            values = word_values(m.group(0))
+            if values and not any(_close(v, a) for v in values for a in allowed):
+                out.append(m.group(0))
     return out
+
+
+def word_values(word: str) -> tuple[float, ...]:
+    """The values a number word (or a hyphenated run of them, such as
+    'twenty-four') may stand for; () for any other word."""
+    parts = word.lower().split("-")
+    if len(parts) == 1:
+        return NUMBER_WORDS.get(parts[0], ())
+    if all(p in NUMBER_WORDS for p in parts):
+        if len(parts) == 2 and parts[0] in _TENS and parts[1] in _UNITS[1:10]:
+            return (float(_TENS[parts[0]] + _UNITS.index(parts[1])),)
+        return tuple(v for p in parts for v in NUMBER_WORDS[p])
+    # A number word inside a longer hyphenated word ("one-wave", "two-pass")
+    # is still a number.
+    return tuple(v for p in parts for v in NUMBER_WORDS.get(p, ()))

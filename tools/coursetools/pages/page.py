@@ -5,10 +5,11 @@ review, SASS) and figures.py (charts)."""
 
 from __future__ import annotations
 
+from ..sources.constants import NoSuchConstant, source_constant
 from ..sources.manifest import Lesson
 from .causes import PageCauses
 from .figures import PageFigures
-from .marks import mark
+from .marks import TemplateProblem, mark
 from .rows import PageRows
 from .verdicts import PageVerdicts
 
@@ -17,12 +18,23 @@ class LessonView:
     """What a template may know about its lesson."""
 
     def __init__(self, lesson: Lesson):
-        for k in ("target", "day", "build_command", "run_command", "compile_command"):
-            setattr(self, k, getattr(lesson, k))
+        self._lesson = lesson
+        self.target, self.day = lesson.target, lesson.day
         # Facts from the build, not typed into the template: marked for the
         # prose check like every helper's output.
+        for k in ("build_command", "run_command", "compile_command", "min_cc"):
+            setattr(self, k, mark(getattr(lesson, k)))
         self.topic = lesson.topic  # typed by the author (CMakeLists.txt): prose, checked like prose
-        self.min_cc = mark(lesson.min_cc)
+
+    def constant(self, name: str) -> str:
+        """What the lesson's source sets a named constant to (`constexpr
+        ... kName = VALUE;` or `#define NAME VALUE`), as written there: a
+        program's sizes and counts stay on its page whatever the evidence
+        (they are code, not measurements)."""
+        try:
+            return mark(source_constant(self._lesson, name))
+        except NoSuchConstant as e:
+            raise TemplateProblem(str(e)) from None
 
 
 class Page(PageFigures, PageCauses, PageVerdicts, PageRows):

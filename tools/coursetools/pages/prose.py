@@ -1,84 +1,200 @@
-"""The prose check: no number typed into a page that the record did not
-give it.
+"""The prose check: no number on a page that the record or the build did
+not give it.
 
-Each template is rendered with the page helpers' output marked. What is
-left once the marked spans, code (fenced and inline), link targets, HTML
-comments and the day table are removed is the prose a person typed; any
-number in it must be one of the lesson's stated constants (lesson.toml's
-[page] constants: the sizes and counts that define its experiments), a
-day of the course ("day 24"), or a date (a citation's "checked
-2026-11-29"). Digits inside a name (sm_90, v9, float4, H200) are part of
-the name, not numbers; digits with a unit after them ("37x") are numbers.
+Every template is rendered with the page helpers' output marked (marks.py:
+what a helper took from a record, a build or a lesson's source). The check
+then reads the rendered Markdown as a reader sees it, and every number it
+finds outside those marks must be one of the lesson's stated constants
+(lesson.toml's [page] constants: the sizes and counts that define its
+experiments), a day of the course ("day 24"), a date (a citation's
+"checked 2026-11-29") or part of a link's address.
+
+Read as a reader sees it, everywhere the reader looks: prose, link text
+and image descriptions, inline code and fenced blocks (a block typed to
+look like a program's output is still typed), tables; with character
+references decoded, compatibility forms folded, invisible characters
+dropped, Markdown's escapes and emphasis removed (so "2\\.4", "2**.**4" and
+"2&shy;.4" all read 2.4); and number words count ("three", "twice", "a
+third"), outside code. Digits inside a name (sm_90, v9, float4, H200) are
+part of the name; digits with a unit after them ("37x") are numbers.
+
+Raw HTML is refused on a page: Markdown says everything a page needs, and
+a tag's attributes would be text no reader sees as the check reads it.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
-from ..sources import manifest
-from . import marks, render
-from .numbers import as_read, typed
 from ..errors import Diagnostic
+from ..sources import manifest
 from ..sources.manifest import Lesson
+from . import marks, render
+from .numbers import NUMBER_RE, invisible_dropped, typed, unescaped
 
 DATE_RE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 MARKED_RE = re.compile(re.escape(marks.MARK_OPEN) + ".*?" + re.escape(marks.MARK_CLOSE), re.S)
-# Raw HTML in a page's prose could hide text from this check (an attribute
-# holding a backtick reads as code here, as markup to a browser).
-HTML_TAG_RE = re.compile(r"</?(?:a|abbr|b|big|br|cite|code|del|details|dfn|div|em|font|i|img|ins|kbd|mark|p|pre|q|"
-                         r"s|samp|script|small|span|strong|style|sub|summary|sup|table|td|th|tr|u|var)\b[^>]*>", re.I)
+COMMENT_RE = re.compile(r"<!--.*?-->", re.S)
+# CommonMark's autolink (<https://...>) and raw HTML's tag openers.
+AUTOLINK_RE = re.compile(r"<[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*>|<[^\s<>@]+@[^\s<>@]+>")
+HTML_TAG_RE = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?=[\s/>]|$)|<![A-Za-z\[]|<\?")
+LINK_TARGET_RE = re.compile(r"\]\([^)\s]*(?:\s+\"[^\"]*\")?\)|^\s*\[[^\]]+\]:\s*\S+.*$", re.M)
+URL_RE = re.compile(r"\b(?:https?|ftp)://\S+")
+FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+
+# How each character of the page is read.
+PROSE, CODE, GONE, JOIN = "p", "c", "g", "j"  # GONE: read as a space; JOIN: read as nothing
 
 
-def blank_fences(text: str) -> str:
-    """Fenced code blocks blanked, as CommonMark reads fences: an opener of
-    three or more backticks (whose info string holds no backtick) or
-    tildes, indented at most three spaces, closed by a line of the same
-    character at least as long; an unclosed fence runs to the end."""
-    out, fence = [], None
+def _classes(text: str) -> list[str]:
+    """PROSE, CODE, GONE or JOIN for every character of the page."""
+    cls = [PROSE] * len(text)
+
+    def mark_range(a: int, b: int, kind: str, keep_newlines: bool = True) -> None:
+        for i in range(a, b):
+            if not (keep_newlines and text[i] == "\n"):
+                cls[i] = kind
+
+    for rx in (MARKED_RE, COMMENT_RE):  # helpers' output and comments: not typed text, not shown
+        for m in rx.finditer(text):
+            mark_range(m.start(), m.end(), GONE)
+    # Fenced blocks: the fence lines are syntax, the lines between are code.
+    pos, fence = 0, None
     for line in text.split("\n"):
-        if fence is None:
-            m = re.match(r"^ {0,3}(`{3,}|~{3,})(.*)$", line)
-            if m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
-                fence = m.group(1)
-                out.append("")
+        end = pos + len(line)
+        m = FENCE_RE.match(line)
+        if fence is None and m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
+            fence = m.group(1)
+            mark_range(pos, end, GONE)
+        elif fence is not None and m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) \
+                and not m.group(2).strip():
+            fence = None
+            mark_range(pos, end, GONE)
+        elif fence is not None:
+            for i in range(pos, end):
+                if cls[i] == PROSE:
+                    cls[i] = CODE
+        pos = end + 1
+    # Inline code: a run of n backticks to the next run of exactly n.
+    i, n = 0, len(text)
+    while i < n:
+        if text[i] == "`" and cls[i] == PROSE and (i == 0 or text[i - 1] != "\\"):
+            j = i
+            while j < n and text[j] == "`":
+                j += 1
+            run = j - i
+            k = j
+            close = -1
+            while k < n:
+                if text[k] == "`" and cls[k] == PROSE:
+                    e = k
+                    while e < n and text[e] == "`":
+                        e += 1
+                    if e - k == run:
+                        close = k
+                        break
+                    k = e
+                elif text.startswith("\n\n", k):
+                    break  # a code span does not cross a blank line
+                else:
+                    k += 1
+            if close >= 0:
+                mark_range(i, j, JOIN)
+                for x in range(j, close):
+                    if cls[x] == PROSE:
+                        cls[x] = CODE
+                mark_range(close, close + run, JOIN)
+                i = close + run
                 continue
-            out.append(line)
-        else:
-            m = re.match(r"^ {0,3}(`{3,}|~{3,})[ \t]*$", line)
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
-                fence = None
-            out.append("")
-    return "\n".join(out)
+            i = j
+            continue
+        i += 1
+    prose_only = "".join(c if k == PROSE else " " for c, k in zip(text, cls))
+    for rx in (AUTOLINK_RE, LINK_TARGET_RE, URL_RE, DATE_RE):
+        for m in rx.finditer(prose_only):
+            mark_range(m.start(), m.end(), GONE)
+    return cls
 
 
-def strip_non_prose(text: str) -> str:
-    text = MARKED_RE.sub(" ", text)
-    text = re.sub(r"<!--.*?-->", " ", text, flags=re.S)
-    text = blank_fences(text)
-    text = re.sub(r"`[^`\n]*`", " ", text)
-    text = re.sub(r"\]\([^)\s]*\)", "]", text)
-    text = re.sub(r"https?://\S+", " ", text)
-    text = DATE_RE.sub(" ", text)
-    return as_read(text)
+def _read_prose(s: str) -> str:
+    """Prose as it shows: references decoded, escapes and emphasis gone."""
+    s = unescaped(s)
+    s = re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", s)  # Markdown's backslash escapes
+    return re.sub(r"[*_~]", "", s)  # emphasis and strike-through marks show as nothing
 
 
-def problems_in(text: str, allowed: set[float], days: set[int], shown: str) -> list[Diagnostic]:
+def lines_as_read(text: str) -> list[tuple[str, str]]:
+    """Each line of the page as read: (everything, prose only), the code
+    of the line kept as typed in the first and blanked in the second."""
+    cls = _classes(text)
     out = []
-    lines = text.split("\n")
-    prose = strip_non_prose(text)
-    # Work line by line on the stripped text (it keeps the line breaks of
-    # everything but fenced blocks, which it blanks), to name lines.
-    for n, line in enumerate(prose.split("\n"), 1):
-        for number in typed(line, allowed, days):
-            snippet = line.strip()
+    pos = 0
+    for line in text.split("\n"):
+        parts, prose_parts, run, kind = [], [], [], None
+
+        def flush():
+            if not run:
+                return
+            chunk = "".join(run)
+            if kind == PROSE:
+                read = _read_prose(chunk)
+                parts.append(read)
+                prose_parts.append(read)
+            elif kind == CODE:
+                parts.append(chunk)
+                prose_parts.append(" " * len(chunk))
+            elif kind == GONE:
+                parts.append(" ")
+                prose_parts.append(" ")
+        for c, k in zip(line, cls[pos:pos + len(line)]):
+            if k != kind:
+                flush()
+                run, kind = [], k
+            run.append(c)
+        flush()
+        whole = invisible_dropped(unicodedata.normalize("NFKC", "".join(parts)))
+        prose = invisible_dropped(unicodedata.normalize("NFKC", "".join(prose_parts)))
+        out.append((whole, prose))
+        pos += len(line) + 1
+    return out
+
+
+def _template_line(template: str, line: str, number: str) -> int:
+    """Where in the template a typed number most likely is: the first
+    template line holding the number with the most of the page line's
+    words beside it; 0 when no template line holds it."""
+    words = set(re.findall(r"[A-Za-z]{3,}", line))
+    best, best_score = 0, -1
+    for n, t in enumerate(template.split("\n"), 1):
+        if number not in t and number.replace(",", "") not in t and number.lower() not in t.lower():
+            continue
+        score = len(words & set(re.findall(r"[A-Za-z]{3,}", t)))
+        if score > best_score:
+            best, best_score = n, score
+    return best
+
+
+def problems_in(text: str, allowed: set[float], days: set[int], shown: str, template: str = "") -> list[Diagnostic]:
+    out = []
+    for n, (whole, prose) in enumerate(lines_as_read(text), 1):
+        digits = [m for m in typed(whole, allowed, days, words=False)]
+        words = [w for w in typed(prose, allowed, days, words=True) if not NUMBER_RE.fullmatch(w)]
+        for number in digits + words:
+            snippet = " ".join(whole.split())
             snippet = snippet if len(snippet) <= 90 else snippet[:87] + "..."
-            out.append(Diagnostic(shown, 0, 0,
-                                  f"the number {number} is typed into the prose ('{snippet}'); take it from "
-                                  "the record with a page helper, or list it in lesson.toml [page] constants"))
-    outside_code = re.sub(r"<!--.*?-->", " ", blank_fences(MARKED_RE.sub(" ", text)), flags=re.S)
-    for m in HTML_TAG_RE.finditer(outside_code):
-        out.append(Diagnostic(shown, 0, 0, f"raw HTML ('{m.group(0)[:60]}') in the page; write Markdown"))
-    del lines
+            line = _template_line(template, whole, number) or n
+            out.append(Diagnostic(shown, line, 0,
+                                  f"the number {number} is typed into the page ('{snippet}'); take it from the "
+                                  "record, the build or the source with a page helper, or list it in "
+                                  "lesson.toml [page] constants"))
+    cls = _classes(text)
+    prose_only = "".join(c if k == PROSE else " " for c, k in zip(text, cls))
+    for m in HTML_TAG_RE.finditer(prose_only):
+        line = text.count("\n", 0, m.start()) + 1
+        tline = _template_line(template, text.split("\n")[line - 1], m.group(0)) or line
+        out.append(Diagnostic(shown, tline, 0, f"raw HTML ('{text[m.start():m.start() + 40].splitlines()[0]}') in "
+                              "the page; write Markdown"))
     return out
 
 
@@ -94,6 +210,8 @@ def check(lessons: list[Lesson], only=None) -> list[Diagnostic]:
         if page is None:
             continue
         allowed = {float(c) for c in lesson.info.constants}
-        shown = (lesson.path / render.TEMPLATE).relative_to(manifest.ROOT).as_posix()
-        out += problems_in(page, allowed, days, shown)
+        template_path = lesson.path / render.TEMPLATE
+        shown = template_path.relative_to(manifest.ROOT).as_posix()
+        template = template_path.read_text(encoding="utf-8", errors="replace")
+        out += problems_in(page, allowed, days, shown, template)
     return out

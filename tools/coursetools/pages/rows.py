@@ -46,6 +46,27 @@ def _format(value, fmt: str) -> str:
         raise TemplateProblem(f"format '{fmt}' does not fit the value {value!r}: {e}") from None
 
 
+def provenance_text(record: dict, entry: dict) -> str:
+    """The one line that says where a page's numbers come from. The site
+    shows it as "Verified on real hardware" only where it is this exact
+    line for a lesson whose evidence is valid (site/build.py)."""
+    r, e = record, entry
+    gpu = r["gpu"]
+    clocks = gpu.get("clocks", {})
+    sm, mem = clocks.get("sm_mhz", {}), clocks.get("mem_mhz", {})
+    clock_text = ""
+    if sm:
+        clock_text = (f"; SM clock {sm['min']:g}\u2013{sm['max']:g} MHz, memory clock {mem.get('median', 0):g} MHz "
+                      "during the run")
+    host = r.get("host") or {}
+    host_text = f", host {host['cpu_model']} ({host.get('cpu_count')} CPUs)" if host.get("cpu_model") else ""
+    return (f"Recorded on {gpu['name']} (compute capability {gpu['compute_capability']}, "
+            f"{gpu['sm_count']} SMs), driver {gpu['driver']}, CUDA runtime {gpu['cuda_runtime']}, "
+            f"nvcc {r['toolchain']['nvcc']}{host_text}, commit `{r['git']['commit'][:12]}`, run `{r['tag']}`, "
+            f"{r['recorded_at'].replace('T', ' ').replace('Z', ' UTC')}{clock_text}. "
+            f"Promoted by {e['promoted_by']} ({e['principal']}, signed) on {e['promoted_at'][:10]}.")
+
+
 class PageRows:
     """The page API: state, snippets and numbers from rows."""
 
@@ -54,7 +75,6 @@ class PageRows:
         self._state = state
         self._snippets = {s.name: s for s in lesson_snippets}
         self._figures: dict[str, str] = {}
-        self._old_figures: list[str] = []
         rec = state.record if state.valid else None
         self._rows = [r for r in ((rec or {}).get("results") or {}).get("rows", []) if isinstance(r, dict)]
         self._settings = ((rec or {}).get("results") or {}).get("settings") or {}
@@ -89,35 +109,23 @@ class PageRows:
     def provenance(self) -> str:
         if not self.verified:
             return ""
-        r, e = self._record, self._state.entry
-        gpu = r["gpu"]
-        clocks = gpu.get("clocks", {})
-        sm, mem = clocks.get("sm_mhz", {}), clocks.get("mem_mhz", {})
-        clock_text = ""
-        if sm:
-            clock_text = f"; SM clock {sm['min']:g}\u2013{sm['max']:g} MHz, memory clock {mem.get('median', 0):g} MHz during the run"
-        return mark(
-            f"Recorded on {gpu['name']} (compute capability {gpu['compute_capability']}, "
-            f"{gpu['sm_count']} SMs), driver {gpu['driver']}, CUDA runtime {gpu['cuda_runtime']}, "
-            f"nvcc {r['toolchain']['nvcc']}, commit `{r['git']['commit'][:12]}`, run `{r['tag']}`, "
-            f"{r['recorded_at'].replace('T', ' ').replace('Z', ' UTC')}{clock_text}. "
-            f"Promoted by {e['promoted_by']} ({e['principal']}, signed) on {e['promoted_at'][:10]}."
-        )
+        return mark(provenance_text(self._record, self._state.entry))
 
     def expected_output(self) -> str:
         review = os.path.relpath(manifest.ROOT / "research" / "REVIEW-PROCESS.md", self._lesson.path)
         if not self.verified:
-            return UNVERIFIED_NOTICE.format(reason="; ".join(self._state.reasons), review=review)
+            return mark(UNVERIFIED_NOTICE.format(reason="; ".join(self._state.reasons), review=review))
         r = self._record
         out = r["stdout"].rstrip("\n") + "\n"
         fence = snippets.fence_for(out.split("\n"))
         cmd = " ".join(r["command"])
+        # What carries over is the author's words (lesson.toml): prose, checked as prose.
         other = "; ".join(c["what"] for c in self._lesson.info.carry_over) or "the ratios between rows"
-        return mark(
-            f"**{self.provenance()}**\n\n"
-            f"On another GPU every time here will differ; what carries over is {other}.\n\n"
-            f"Command: `{cmd}`\n\n{fence}text\n{out}{fence}\n"
-        )
+        student = f"tools/course evidence compare {self._lesson.target} promoted your-run.json"
+        return (mark(f"**{self.provenance()}**\n\nOn another GPU every time here will differ; what carries over "
+                     "is a ratio of rows timed together in one run: ") + other + mark(
+                     f". To set your own run beside this page's ratios, run it with `--json your-run.json`, "
+                     f"then `{student}`.\n\nCommand: `{cmd}`\n\n{fence}text\n{out}{fence}\n"))
 
     # -- rows -----------------------------------------------------------
     def _select(self, where: dict) -> list[dict]:

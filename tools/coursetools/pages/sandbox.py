@@ -80,15 +80,20 @@ def _time_limit(seconds: int):
 
 class _PageSandbox(jinja2.sandbox.ImmutableSandboxedEnvironment):
     """Jinja2's immutable sandbox, with '*' and '**' bounded (a string
-    repeated a trillion times is an error, not an out-of-memory kill)."""
+    repeated a trillion times is an error, not an out-of-memory kill) and
+    '%' on strings refused ("%02500000000d" % 1 would build gigabytes; a
+    page formats numbers through the page helpers)."""
 
-    intercepted_binops = frozenset(["*", "**"])
+    intercepted_binops = frozenset(["*", "**", "%"])
 
     def call_binop(self, context, operator, left, right):
         if operator == "**" and isinstance(right, (int, float)) and abs(right) > 64:
             raise TemplateProblem(f"'**' with an exponent of {right}: at most 64")
         if operator == "**" and isinstance(left, int) and abs(left).bit_length() * abs(right) > 4096:
             raise TemplateProblem("'**' would build a number of more than 4,096 bits")
+        if operator == "%" and isinstance(left, (str, bytes)):
+            raise TemplateProblem("'%' formatting of a string is not available in a page template; "
+                                  "use the page helpers' formats")
         if operator == "*":
             for seq, n in ((left, right), (right, left)):
                 if isinstance(seq, (str, list, tuple)) and isinstance(n, int) and len(seq) * max(n, 0) > MAX_PAGE_CHARS:
@@ -107,11 +112,16 @@ class _PageSandbox(jinja2.sandbox.ImmutableSandboxedEnvironment):
 
 
 def environment(folder: Path) -> jinja2.sandbox.ImmutableSandboxedEnvironment:
+    # optimized=False: Jinja's optimizer folds constant expressions while it
+    # compiles a template, outside the sandbox's checks and before any time
+    # or memory limit would apply to rendering; without it, every
+    # expression is evaluated while rendering, through call_binop above.
     env = _PageSandbox(
         loader=_Loader(folder),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         autoescape=False,
+        optimized=False,
     )
     for name in ("lipsum", "cycler", "joiner", "namespace"):  # nothing a page needs; lipsum(10**7) never
         env.globals.pop(name, None)                          # ends, a namespace grows a string in a loop

@@ -1,11 +1,36 @@
 """The page API's comparative words: every one comes from the comparison
-rule (evidence/verdict.py), applied to two rows' samples."""
+rule (evidence/verdict.py), applied to two rows' samples, and only to two
+rows that were timed together, interleaved, in one set (the header's
+course::timeSet): rows timed apart drift apart, and the rule's error rate
+was measured for rows timed together."""
 
 from __future__ import annotations
 
 from ..evidence import verdict as cmp
 from .marks import TemplateProblem, mark
 from .rows import UNMEASURED, _format
+
+TWIN = "-twin"
+
+
+def _pct(r: float) -> str:
+    return f"{abs(r - 1) * 100:.1f}%"
+
+
+def phrase(v: cmp.Verdict) -> str:
+    """A verdict as a page states it: the word, the estimate, the 99.9%
+    interval of b's time over a's: '2.1% faster (1.4% to 2.8%)', 'the same
+    (0.4% faster to 0.3% slower)', 'not distinguishable (1.2% faster to
+    0.9% slower)'."""
+    if v.low != v.low:  # nan: too few samples for any interval
+        return f"{v.word} (too few samples for an interval)"
+
+    def side(r: float) -> str:
+        return f"{_pct(r)} {'faster' if r >= 1 else 'slower'}"
+    if v.word in (cmp.FASTER, cmp.SLOWER):
+        return f"{_pct(v.ratio)} {v.word} ({_pct(v.low if v.word == cmp.FASTER else v.high)} to " \
+               f"{_pct(v.high if v.word == cmp.FASTER else v.low)})"
+    return f"{v.word} ({side(v.high)} to {side(v.low)})"
 
 
 class PageVerdicts:
@@ -14,20 +39,21 @@ class PageVerdicts:
     def compare(self, a: dict, b: dict, style: str = "word") -> str:
         """The comparison rule's verdict of row `a` against row `b`, from
         their samples: 'faster', 'slower', 'the same' or 'not
-        distinguishable'. style='full' adds the ratio of their medians."""
+        distinguishable'. style='full' adds the estimate and its interval
+        ('2.1% faster (1.4% to 2.8%)')."""
         v = self._verdict(a, b)
         if v is None:
             return UNMEASURED
         if style == "word":
             return mark(v.word)
         if style == "full":
-            return mark(f"{v.word} ({v.ratio:.3f}x)")
+            return mark(phrase(v))
         raise TemplateProblem(f"style '{style}' is not known; expected 'word' or 'full'")
 
     def reaches(self, a: dict, b: dict, target: float) -> str:
         """Whether row `a` meets a speed target against row `b`: 'reaches'
-        when b's median time over a's is at least `target`, else 'falls
-        short of'. A target's outcome is computed, never typed."""
+        when the rule's estimate of b's time over a's is at least `target`,
+        else 'falls short of'. A target's outcome is computed, never typed."""
         v = self._verdict(a, b)
         if v is None:
             return UNMEASURED
@@ -39,6 +65,10 @@ class PageVerdicts:
         ra, rb = self._select(a), self._select(b)
         if not ra or not rb or "samples_ms" not in ra[0] or "samples_ms" not in rb[0]:
             return None
+        sa, sb = ra[0].get("set"), rb[0].get("set")
+        if sa is not None and sb is not None and sa != sb:
+            raise TemplateProblem(f"{a} and {b} were timed in different sets ({sa!r}, {sb!r}); the rule compares "
+                                  "only rows timed together; compare their medians with page.ratio instead")
         key = (id(ra[0]), id(rb[0]))  # the rows live as long as the page
         if key not in self._verdicts:
             self._verdicts[key] = cmp.verdict(ra[0]["samples_ms"], rb[0]["samples_ms"])
@@ -55,11 +85,12 @@ class PageVerdicts:
 
     @staticmethod
     def _tally(words) -> dict:
-        """Words counted in the order they first appear, each count marked."""
+        """Words counted in the rule's order, each count marked."""
         counts: dict[str, int] = {}
         for word in words:
             counts[word] = counts.get(word, 0) + 1
-        return {k: mark(n) for k, n in counts.items()}
+        order = [w for w in cmp.WORDS if w in counts] + [w for w in counts if w not in cmp.WORDS]
+        return {k: mark(counts[k]) for k in order}
 
     def verdicts(self, a: dict, b: dict, over: str, values: list) -> dict:
         """How many of the rows (a + {over: x}) against (b + {over: x}), for
@@ -70,20 +101,32 @@ class PageVerdicts:
         verdicts = (self._verdict({**a, over: x}, {**b, over: x}) for x in values)
         return self._tally(v.word if v else "unmeasured" for v in verdicts)
 
-    def split_verdicts(self, a: dict, over: str, values: list) -> dict:
-        """The rule applied to one row against itself: for each x in
-        `values`, (a + {over: x})'s alternate samples (first, third, ...)
-        against the others, counted by word. What the rule says of two
-        identical kernels, at this noise: the yardstick for a sweep's
-        verdicts."""
+    def twins(self, **where) -> dict:
+        """The rule applied to the same code against itself: every row named
+        NAME-twin (timed a second time beside NAME, in the same set) against
+        NAME, counted by word. Where the rule says faster or slower here it
+        is wrong: this tally is the record's measured false-call rate."""
         if not self.verified:
             return {}
-        self._values_exist(a, a, over, values)
+        words = []
+        for row in self._select(where):
+            for field in ("version", "schedule", "mode"):
+                name = row.get(field)
+                if isinstance(name, str) and name.endswith(TWIN):
+                    twin_of = {k: row[k] for k in ("set", "elements", "timing", "bins", "keys", "k", "group")
+                               if k in row}
+                    base = self._select({**twin_of, field: name[:-len(TWIN)]})
+                    if base:
+                        words.append(cmp.verdict(row["samples_ms"], base[0]["samples_ms"]).word)
+        return self._tally(words)
 
-        def word(x):
-            samples = self._select({**a, over: x})[0].get("samples_ms", [])
-            return cmp.verdict(samples[0::2], samples[1::2]).word if len(samples) >= 4 else "unmeasured"
-        return self._tally(word(x) for x in values)
+    def twin_count(self, word: str, **where) -> str:
+        """How many twin pairs (see twins()) the rule calls `word`."""
+        if word not in cmp.WORDS:
+            raise TemplateProblem(f"'{word}' is not one of the rule's words: {', '.join(cmp.WORDS)}")
+        if not self.verified:
+            return UNMEASURED
+        return self.twins(**where).get(word, mark(0))
 
     def where_verdict(self, a: dict, b: dict, over: str, values: list, word: str, fmt: str = ",") -> str:
         """The values x of `over` at which the rule calls (a + {over: x})
@@ -106,32 +149,20 @@ class PageVerdicts:
     def versus_table(self, a: dict, b: dict, names: list, over: str = "elements",
                      timings: list = ("cold", "batch", "graph"), **where) -> str:
         """One line per value of `over`: for each timing, both medians (in
-        microseconds) and the verdict of a against b. `names`: the two
-        rows' column names."""
+        microseconds), the rule's word with its estimate and interval, and
+        how many samples each row took."""
         if not self.verified:
             return f"{UNMEASURED}\n"
-        head = [over] + [f"{t}: {names[0]} / {names[1]} (us), verdict" for t in timings]
+        head = [over] + [f"{t}: {names[0]} / {names[1]} (us); verdict" for t in timings]
         lines = ["| " + " | ".join(head) + " |", "| " + " | ".join("---" for _ in head) + " |"]
         for x in self.values(over, **{**where, **a}):
             cells = [mark(f"{x:,}")]
             for t in timings:
-                ra = self._select({**where, **a, over: x, "timing": t})
-                rb = self._select({**where, **b, over: x, "timing": t})
                 v = self._verdict({**where, **a, over: x, "timing": t}, {**where, **b, over: x, "timing": t})
                 if v is None:
                     cells.append("")
                     continue
-                word = v.word
-                if word == cmp.UNDECIDED:
-                    # Why the rule cannot decide: noise above what it allows
-                    # for "the same" (the noisier row's spread, half its
-                    # interquartile range over its median), or else rows
-                    # too close for a clear gap (how far apart the medians are).
-                    noise = max(v.a.dispersion, v.b.dispersion)
-                    if noise > cmp.SAME_DISPERSION:
-                        word += f" (spread ±{noise / 2:.1%})"
-                    else:
-                        word += f" (medians {abs(v.ratio - 1):.1%} apart)"
-                cells.append(mark(f"{ra[0]['median_ms'] * 1000:.2f} / {rb[0]['median_ms'] * 1000:.2f}, {word}"))
+                cells.append(mark(f"{v.a.median * 1000:,.2f} / {v.b.median * 1000:,.2f}; {phrase(v)}; "
+                                  f"{v.a.n:,} samples"))
             lines.append("| " + " | ".join(cells) + " |")
         return "\n".join(lines) + "\n"

@@ -21,6 +21,7 @@ from ..errors import EXIT_ERRORS, EXIT_OK, EXIT_USAGE
 from ..evidence import verify as ev_verify
 from ..fsutil import ensure_owned_folder, replace_tree
 from ..sources import manifest
+from ..pages.rows import provenance_text
 from . import explorer
 
 
@@ -127,16 +128,20 @@ def _rewrite_links(text: str, lesson: manifest.Lesson, sources: set[str]) -> str
     return LINK_RE.sub(fix, text)
 
 
-def _admonitions(text: str) -> str:
+def _admonitions(text: str, provenance: str | None) -> str:
     """The page's UNVERIFIED notice and provenance line as admonitions the
-    theme styles; everything else stays as written."""
+    theme styles; everything else stays as written. The green "Verified"
+    box comes only from `provenance`, the line the renderer writes for a
+    lesson whose evidence is valid now (pages/rows.py), and only where the
+    page holds exactly that line: a line typed to look like it is text."""
     out = []
     for line in text.split("\n"):
         if line.startswith("> **UNVERIFIED.**"):
             body = line[len("> **UNVERIFIED.**"):].strip()
             out += ['!!! unverified "UNVERIFIED: no verified output"', "", f"    {body}", ""]
-        elif line.startswith("**Recorded on ") and line.endswith("**"):
-            out += ['!!! verified "Verified on real hardware"', "", f"    {line.strip('*')}", ""]
+        elif provenance is not None and line == f"**{provenance}**":
+            out += ['!!! verified "Verified on real hardware"', "", f"    {provenance}", ""]
+            provenance = None  # once
         else:
             out.append(line)
     return "\n".join(out)
@@ -181,7 +186,9 @@ def collect(lessons, standalone_dir: Path) -> dict[str, str | bytes]:
         name = Path(l.dir).name
         page = (l.path / "README.md").read_text(encoding="utf-8")
         sources = {os.path.basename(s) for s in l.sources}
-        page = _admonitions(_rewrite_links(page, l, sources))
+        st = ev_verify.state_of(l)
+        prov = provenance_text(st.record, st.entry) if st.valid else None
+        page = _admonitions(_rewrite_links(page, l, sources), prov)
         alone = standalone_dir / f"{l.target}.cu"
         if alone.exists():
             text = alone.read_text(encoding="utf-8")

@@ -28,14 +28,18 @@ MIN_CC_RE = re.compile(r"^([0-9]{1,2})\.([0-9])$")
 SOURCE = """// SPDX-License-Identifier: MIT
 //
 @TOPIC_COMMENT@//
-// What the skeleton does, in the house shape every day follows: one
-// kernel, checked exactly on data that is not zeros before anything is
-// timed, then timed cold, batch and graph, with the results as JSON.
+// What the skeleton does, in the shape every day follows: the kernels
+// first, each with its launch assumption; then the host half, which checks
+// every row exactly on data that is not zeros before anything is timed,
+// and times the rows it compares together (course::timeSet), so that the
+// page's words come from the course's comparison rule.
 //
-//   add    y[i] = x[i] + y[i], one element per thread
+//   add      y[i] = x[i] + y[i], one element per thread
+//   add-x4   the same, four elements per thread (a row to compare against)
 //
 // Build:  cmake --build build --target @TARGET@
-// Run:    build/bin/@TARGET@ [--size N] [--json FILE]
+// Run:    build/bin/@TARGET@
+//           [--size N] [--only NAME] [--json FILE]
 //
 // Whether this program has run on real hardware is not written here: the
 // day's README shows the promoted run and its provenance, or says
@@ -69,73 +73,84 @@ __global__ void add(const float* __restrict__ x, float* __restrict__ y,
 }
 // end snippet
 
-// Launch assumption: one thread per element. Small whole numbers, so
-// every sum is exact in float and the check can demand equality.
-__global__ void fill(float* x, float* y, size_t n) {
-    const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-    if (i < n) {
-        x[i] = static_cast<float>(i % 1000);
-        y[i] = static_cast<float>(i % 7);
+// The same, four elements a thread, strided by the grid so that each warp's
+// loads stay contiguous. Launch assumption: one thread per four elements.
+__global__ void add4(const float* __restrict__ x, float* __restrict__ y,
+                     size_t n) {
+    const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+    for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+         i < n; i += stride) {
+        y[i] = x[i] + y[i];
     }
 }
+
+// ---- Host side ----
+
+namespace {
+
+// Every row of the lesson, in one table: a new row is a line here.
+struct Version {
+    const char* name;  // --only, the JSON's "version"
+    void (*kernel)(const float*, float*, size_t);
+    int perThread;  // elements per thread
+};
+const Version kVersions[] = {{"add", add, 1}, {"add-x4", add4, 4}};
+
+}  // namespace
 
 int main(int argc, char** argv) {
     course::Lesson l = course::begin(
         argc, argv,
-        {"@TARGET@",
-         @MAJOR@,
-         @MINOR@,
-         false,
-         {"add"},
+        {"@TARGET@", false, course::namesOf(kVersions),
          // x and y, 4 bytes each
-         8.0,
-         "Adds two vectors, checks every element, and times it."});
-    const size_t n =
-        l.args.size ? l.args.size : (l.args.quick ? 100003 : kDefaultElems);
-    const unsigned int blocks =
-        static_cast<unsigned int>((n + kThreads - 1) / kThreads);
-    float* x = nullptr;
-    float* y = nullptr;
-    CUDA_CHECK(cudaMalloc(&x, n * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&y, n * sizeof(float)));
-    auto run = [&](cudaStream_t s) {
-        add<<<blocks, kThreads, 0, s>>>(x, y, n);
-        CUDA_CHECK(cudaGetLastError());
-    };
-
-    // Correct first: one launch on fresh data, every element exact.
-    fill<<<blocks, kThreads, 0, l.stream>>>(x, y, n);
-    run(l.stream);
-    const course::Mismatch bad = course::compareAll(
-        course::toHost(y, n),
-        [](size_t i) { return static_cast<double>(i % 1000 + i % 7); },
-        [](double got, double want) { return got == want; });
-    l.check("add n=" + std::to_string(n), bad.count == 0,
-            bad.count == 0 ? "every element exact" : bad.describe("elements"));
-
-    if (l.failures() == 0 && !l.args.checkOnly && !l.args.profile) {
-        std::printf("\\n%zu elements\\n%-8s %11s %7s %9s\\n", n, "timing",
-                    "median us", "spread", "GB/s");
-        for (course::TimingMode mode :
-             {course::TimingMode::Cold, course::TimingMode::Batch,
-              course::TimingMode::Graph}) {
-            const course::TimingResult t =
-                course::timeKernel(run, mode, l.timing, l.stream);
-            // Bytes moved: x read, y read and written.
-            const double gbps = course::gbps(12.0 * n, t.median);
-            std::printf("%-8s %11.2f %6.1f%% %9.1f\\n", t.mode,
-                        1000.0 * t.median, 100.0 * t.spread(), gbps);
-            l.row(course::Row()
-                      .str("mode", "add")
-                      .integer("elements", static_cast<long long>(n))
-                      .timing(t)
-                      .num("gbps", gbps));
+         8.0, "Adds two vectors, checks every element, and times it."});
+    const size_t n = l.args().size ? l.args().size
+                                   : (l.args().quick ? 100003 : kDefaultElems);
+    course::DeviceArray<float> x(n), y(n);
+    std::vector<course::Contender> rows;
+    for (const Version& v : kVersions) {
+        if (!l.wants(v.name)) {
+            continue;
         }
-    } else if (l.args.profile) {
-        course::profileRow(l, "add", run);
+        const unsigned int blocks = static_cast<unsigned int>(
+            course::ceilDiv(n, static_cast<size_t>(kThreads) * v.perThread));
+        auto run = [&x, &y, n, blocks, &v](cudaStream_t s) {
+            v.kernel<<<blocks, kThreads, 0, s>>>(x, y, n);
+            CUDA_CHECK(cudaGetLastError());
+        };
+        // Correct first: one launch on inputs that are not zeros, every
+        // element equal to the host's own float sum of the same inputs.
+        course::fillRandom(x, n, l.stream(), 1);
+        course::fillRandom(y, n, l.stream(), 2);
+        run(l.stream());
+        const course::Mismatch bad = course::compareAll(
+            course::toHost(y, n),
+            [](size_t i) {
+                return static_cast<double>(course::hashUnit(i, 1) +
+                                           course::hashUnit(i, 2));
+            },
+            [](double got, double want) { return got == want; });
+        l.check(
+            std::string(v.name) + " n=" + std::to_string(n), bad.count == 0,
+            bad.count == 0 ? "every element exact" : bad.describe("elements"));
+        // Bytes moved per call: x read, y read and written.
+        rows.push_back({v.name,
+                        course::Row()
+                            .str("version", v.name)
+                            .integer("elements", static_cast<long long>(n)),
+                        12.0 * n, run});
     }
-    CUDA_CHECK(cudaFree(x));
-    CUDA_CHECK(cudaFree(y));
+    if (l.failures() == 0 && l.args().profile) {
+        for (const course::Contender& c : rows) {
+            course::profileRow(l, c.name, c.work);
+        }
+    } else if (l.failures() == 0 && !l.args().checkOnly) {
+        // Timing repeats the add on y: the values grow, the work does not.
+        for (course::TimingMode mode : course::kAllModes) {
+            course::timeSet(l, "n=" + std::to_string(n), mode, rows,
+                            {{"add-x4", "add"}});
+        }
+    }
     return l.finish();
 }
 """
@@ -152,7 +167,7 @@ TEMPLATE = """# Day {{ lesson.day }}: {{ lesson.topic }}
 
 What this day teaches, in a paragraph: the feature, the question it
 answers, and what a student should take away. (Write it; the skeleton
-only adds two vectors.)
+only adds two vectors, with one thread per element and with fewer.)
 
 **Requirements:** compute capability {{ lesson.min_cc }} or newer.
 
@@ -168,7 +183,9 @@ Alone: `{{ lesson.compile_command }}`
 ## The kernel
 
 {{ snippet("add-kernel") }}
-Every element is checked exactly before anything is timed.
+Every element is checked exactly before anything is timed. Against one
+thread per element, the strided version is, cold,
+**{{ page.compare({"version": "add-x4", "timing": "cold"}, {"version": "add", "timing": "cold"}, "full") }}**.
 
 ## Expected output
 
@@ -182,6 +199,12 @@ LESSON_TOML = """# What the tools know about this day beyond its build (see the 
 # Numbers the page's prose may state itself; every other number comes
 # from a page helper.
 constants = []
+
+# What carries over to another GPU: a ratio of rows timed together.
+[[carry_over]]
+what = "the strided add's time over the plain add's"
+a = { version = "add-x4" }
+b = { version = "add" }
 
 [[review.sanitize]]
 tool = "memcheck"
