@@ -102,7 +102,8 @@ inline std::string jsonPathProblem(const std::string& path) {
 // the build read one value. A copy compiled alone carries it too
 // (tools/course standalone writes it at the top).
 #ifndef COURSE_MIN_CC
-#error "COURSE_MIN_CC is not set: build the lesson with CMake, or pass -DCOURSE_MIN_CC=90 (its MIN_CC x 10)"
+#error \
+    "COURSE_MIN_CC is not set: build the lesson with CMake, or pass -DCOURSE_MIN_CC=90 (its MIN_CC x 10)"
 #endif
 constexpr int kMinMajor = COURSE_MIN_CC / 10;
 constexpr int kMinMinor = COURSE_MIN_CC % 10;
@@ -225,7 +226,8 @@ inline Args parseArgs(const LessonSpec& spec, int argc, char** argv) {
             usage(spec, "unknown argument '" + arg + "'");
         }
         if (hasInline) {  // a flag that takes no value was given one
-            usage(spec, arg + " takes no value, got '" + arg + "=" + inlined + "'");
+            usage(spec,
+                  arg + " takes no value, got '" + arg + "=" + inlined + "'");
         }
     }
     return a;

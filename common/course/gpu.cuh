@@ -29,13 +29,13 @@ inline cudaDeviceProp requireGpu(const LessonSpec& spec) {
     int count = 0;
     const cudaError_t err = cudaGetDeviceCount(&count);
     auto waive = [&](const std::string& why) {
-        std::fprintf(stderr, "%s: waived: it needs %s; %s.\n", spec.name,
-                     (std::string("a GPU of compute capability ") +
-                      std::to_string(kMinMajor) + "." +
-                      std::to_string(kMinMinor) + " or newer" +
-                      (spec.needsClusters ? " with cluster launch" : ""))
-                         .c_str(),
-                     why.c_str());
+        std::fprintf(
+            stderr, "%s: waived: it needs %s; %s.\n", spec.name,
+            (std::string("a GPU of compute capability ") +
+             std::to_string(kMinMajor) + "." + std::to_string(kMinMinor) +
+             " or newer" + (spec.needsClusters ? " with cluster launch" : ""))
+                .c_str(),
+            why.c_str());
         std::exit(kExitWaived);
     };
     if (driver == 0) {
@@ -107,8 +107,9 @@ inline std::string uuidText(const cudaUUID_t& id) {
         if (i == 4 || i == 6 || i == 8 || i == 10) {
             out += '-';
         }
-        std::snprintf(byte, sizeof byte, "%02x",
-                      static_cast<unsigned int>(static_cast<unsigned char>(id.bytes[i])));
+        std::snprintf(
+            byte, sizeof byte, "%02x",
+            static_cast<unsigned int>(static_cast<unsigned char>(id.bytes[i])));
         out += byte;
     }
     return out;

@@ -99,7 +99,8 @@ public:
     }
     // Every field of `other`, after this row's own.
     Row& merge(const Row& other) {
-        fields_.insert(fields_.end(), other.fields_.begin(), other.fields_.end());
+        fields_.insert(fields_.end(), other.fields_.begin(),
+                       other.fields_.end());
         return *this;
     }
     std::string json() const {

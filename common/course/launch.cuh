@@ -78,8 +78,8 @@ int maxActiveClusters(void (*kernel)(KernelArgs...), dim3 block,
 // `sharedBytes` of dynamic shared memory per block), after it is allowed
 // the non-portable sizes: a grid of `limit` blocks is what is asked about.
 template <typename... KernelArgs>
-int maxClusterSize(void (*kernel)(KernelArgs...), dim3 block, unsigned int limit,
-                   size_t sharedBytes = 0) {
+int maxClusterSize(void (*kernel)(KernelArgs...), dim3 block,
+                   unsigned int limit, size_t sharedBytes = 0) {
     CUDA_CHECK(cudaFuncSetAttribute(
         kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     LaunchConfig c(dim3(limit), block, nullptr, {0, false, sharedBytes});
@@ -108,7 +108,9 @@ public:
             cudaGraphExecDestroy(exec_);
         }
     }
-    Graph(Graph&& other) noexcept : exec_(other.exec_) { other.exec_ = nullptr; }
+    Graph(Graph&& other) noexcept : exec_(other.exec_) {
+        other.exec_ = nullptr;
+    }
     Graph(const Graph&) = delete;
     Graph& operator=(const Graph&) = delete;
     void launch(cudaStream_t stream) const {

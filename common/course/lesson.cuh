@@ -137,13 +137,13 @@ inline int Lesson::finish() {
         stream_ = nullptr;
     }
     if (!args_.json.empty()) {
-        const std::string out =
-            "{\n  \"lesson\": " + jsonQuote(spec_.name) +
-            ",\n  \"gpu\": " + gpu_.json() +
-            ",\n  \"settings\": " + settings_.json() +
-            ",\n  \"checks\": " + jsonArray(checks_) +
-            ",\n  \"rows\": " + jsonArray(rows_) +
-            ",\n  \"decisions\": " + jsonArray(decisions_) + "\n}\n";
+        const std::string out = "{\n  \"lesson\": " + jsonQuote(spec_.name) +
+                                ",\n  \"gpu\": " + gpu_.json() +
+                                ",\n  \"settings\": " + settings_.json() +
+                                ",\n  \"checks\": " + jsonArray(checks_) +
+                                ",\n  \"rows\": " + jsonArray(rows_) +
+                                ",\n  \"decisions\": " + jsonArray(decisions_) +
+                                "\n}\n";
         // A new file of our own beside FILE, then a rename: a crash never
         // leaves half a file where a tool expects a whole one, and no file
         // of anyone else's is touched on the way.
@@ -153,7 +153,8 @@ inline int Lesson::finish() {
         if (ok) {
             size_t done = 0;
             while (ok && done < out.size()) {
-                const ssize_t w = ::write(fd, out.data() + done, out.size() - done);
+                const ssize_t w =
+                    ::write(fd, out.data() + done, out.size() - done);
                 ok = w > 0;
                 done += ok ? static_cast<size_t>(w) : 0;
             }
@@ -170,8 +171,7 @@ inline int Lesson::finish() {
         }
     }
     if (failures_ != 0) {
-        std::fprintf(stderr, "%s: %d check(s) failed\n", spec_.name,
-                     failures_);
+        std::fprintf(stderr, "%s: %d check(s) failed\n", spec_.name, failures_);
         return kExitFailed;
     }
     std::printf("\nall %s checks passed\n", spec_.name);

@@ -82,9 +82,9 @@ inline SetResult timeSet(Lesson& l, const std::string& label, TimingMode mode,
     }
     std::unique_ptr<L2Flusher> flusher(
         mode == TimingMode::Cold ? new L2Flusher(l.stream()) : nullptr);
-    const std::vector<int> looks =
-        versus.empty() || opt.looks.empty() ? std::vector<int>{opt.samples}
-                                            : opt.looks;
+    const std::vector<int> looks = versus.empty() || opt.looks.empty()
+                                       ? std::vector<int>{opt.samples}
+                                       : opt.looks;
     std::vector<std::vector<double>> samples(rows.size());
     std::vector<detail::Word> words(versus.size(), detail::Word::Undecided);
     const auto t0 = std::chrono::steady_clock::now();

@@ -540,10 +540,11 @@ const char* const kSweepRows[] = {"v9", "cub", "cub-twin", "ceiling", "copy"};
 // the one before (or the one it improves on), the last rung against CUB,
 // the ceilings and its one-wave self, and CUB against its twin.
 const course::Versus kLadderVersus[] = {
-    {"v2", "v1"}, {"v3", "v1"},      {"v4", "v3"},      {"v5", "v4"},
-    {"v6", "v5"}, {"v7", "v6"},      {"v8", "v7"},      {"v9", "v8"},
-    {"v9", "cub"}, {"v9", "ceiling"}, {"v9", "v9-one-wave"},
-    {"ceiling", "cub"}, {"cub-twin", "cub"}};
+    {"v2", "v1"},       {"v3", "v1"},          {"v4", "v3"},
+    {"v5", "v4"},       {"v6", "v5"},          {"v7", "v6"},
+    {"v8", "v7"},       {"v9", "v8"},          {"v9", "cub"},
+    {"v9", "ceiling"},  {"v9", "v9-one-wave"}, {"ceiling", "cub"},
+    {"cub-twin", "cub"}};
 const course::Versus kSweepVersus[] = {{"v9", "cub"}, {"cub-twin", "cub"}};
 // end snippet
 
@@ -680,8 +681,9 @@ double bytesMoved(const Version& v, size_t n) {
                                .str("version", v->name)
                                .str("mode", v->label)
                                .integer("elements", static_cast<long long>(n)),
-                           bytesMoved(*v, n),
-                           [&b, v, n](cudaStream_t s) { v->enqueue(b, n, s); }});
+                           bytesMoved(*v, n), [&b, v, n](cudaStream_t s) {
+                               v->enqueue(b, n, s);
+                           }});
         }
         const std::string label =
             std::string(group) + " n=" + std::to_string(n);

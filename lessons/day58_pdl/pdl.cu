@@ -164,16 +164,15 @@ const Schedule kSchedules[] = {
 // What the rule must decide before a set stops sampling: every schedule
 // against the plain launch it replaces (in a stream, or in a graph), and
 // each baseline against its twin.
-const course::Versus kVersus[] = {
-    {"pdl", "plain"},
-    {"pdl-prologue", "plain"},
-    {"pdl-early", "plain"},
-    {"graph-plain", "plain"},
-    {"graph-pdl", "graph-plain"},
-    {"graph-pdl-prologue", "graph-plain"},
-    {"graph-pdl-early", "graph-plain"},
-    {"plain-twin", "plain"},
-    {"graph-plain-twin", "graph-plain"}};
+const course::Versus kVersus[] = {{"pdl", "plain"},
+                                  {"pdl-prologue", "plain"},
+                                  {"pdl-early", "plain"},
+                                  {"graph-plain", "plain"},
+                                  {"graph-pdl", "graph-plain"},
+                                  {"graph-pdl-prologue", "graph-plain"},
+                                  {"graph-pdl-early", "graph-plain"},
+                                  {"plain-twin", "plain"},
+                                  {"graph-plain-twin", "graph-plain"}};
 
 using StepKernel = void (*)(const float*, float*, const float*, size_t);
 
@@ -216,8 +215,7 @@ struct Chain {
 
     // The same K steps captured once into an executable graph.
     course::Graph capture(Kind kind, cudaStream_t stream) const {
-        return course::Graph(stream,
-                             [&](cudaStream_t s) { enqueue(kind, s); });
+        return course::Graph(stream, [&](cudaStream_t s) { enqueue(kind, s); });
     }
 
     // One run of the schedule from a fresh input, launched or replayed

@@ -643,10 +643,10 @@ struct Mode {
 template <typename... KernelArgs, typename... Args>
 void inClusters(void (*kernel)(KernelArgs...), int blocks, int cluster,
                 cudaStream_t s, size_t smem, Args&&... args) {
-    course::launch(kernel, blocks, kThreadsPerBlock, s,
-                   course::LaunchAttrs{static_cast<unsigned int>(cluster),
-                                       false, smem},
-                   std::forward<Args>(args)...);
+    course::launch(
+        kernel, blocks, kThreadsPerBlock, s,
+        course::LaunchAttrs{static_cast<unsigned int>(cluster), false, smem},
+        std::forward<Args>(args)...);
 }
 
 // Runs `enqueue` once on a zeroed accumulator; the sum must be n exactly.
@@ -798,14 +798,14 @@ std::vector<Mode> firstModes(Run& r) {
     std::vector<Mode> modes = {
         {"atomic", 0, blocks, bytes, nullptr,
          [=](cudaStream_t s) {
-             reduceBlock<Tail::Atomic><<<blocks, kThreadsPerBlock, 0, s>>>(
-                 in, n, sum);
+             reduceBlock<Tail::Atomic>
+                 <<<blocks, kThreadsPerBlock, 0, s>>>(in, n, sum);
          },
          course::Row().str("part", "first")},
         {"store", 0, 0, bytes, nullptr,
          [=](cudaStream_t s) {
-             reduceBlock<Tail::Store><<<blocks, kThreadsPerBlock, 0, s>>>(
-                 in, n, partials);
+             reduceBlock<Tail::Store>
+                 <<<blocks, kThreadsPerBlock, 0, s>>>(in, n, partials);
          },
          course::Row().str("part", "costs")}};
     const int largest = maxCluster(reduceClusterDsm<Tail::Atomic>);
@@ -831,11 +831,10 @@ std::vector<Mode> firstModes(Run& r) {
                          },
                          course::Row().str("part", "costs")});
     }
-    modes.push_back({"atomics-only", 0, blocks, 0.0, nullptr,
-                     [=](cudaStream_t s) {
-                         atomicsOnly<<<blocks, 32, 0, s>>>(n, sum);
-                     },
-                     course::Row().str("part", "costs")});
+    modes.push_back(
+        {"atomics-only", 0, blocks, 0.0, nullptr,
+         [=](cudaStream_t s) { atomicsOnly<<<blocks, 32, 0, s>>>(n, sum); },
+         course::Row().str("part", "costs")});
     return modes;
 }
 
@@ -847,17 +846,18 @@ void firstAndCosts(Run& r) {
     // launch one per block, padding included).
     std::vector<course::Versus> versus = {{"atomic", "atomics-only"}};
     for (Mode& m : modes) {
-        const int padded = static_cast<int>(course::roundUp(blocks, std::max(m.cluster, 1)));
-        const int count = m.name.rfind("cluster-store-", 0) == 0 ? padded / m.cluster
-                          : m.cluster > 0                         ? padded
-                                                                  : blocks;
-        m.check = m.atomics > 0 ? std::function<bool()>([&r, &m] {
-            return checkSum(r, m.name, m.enqueue);
-        })
-                                : [&r, &m, count] {
-                                      return checkStored(r, m.name, count,
-                                                         m.enqueue);
-                                  };
+        const int padded =
+            static_cast<int>(course::roundUp(blocks, std::max(m.cluster, 1)));
+        const int count = m.name.rfind("cluster-store-", 0) == 0
+                              ? padded / m.cluster
+                          : m.cluster > 0 ? padded
+                                          : blocks;
+        m.check = m.atomics > 0
+                      ? std::function<bool()>(
+                            [&r, &m] { return checkSum(r, m.name, m.enqueue); })
+                      : [&r, &m, count] {
+                            return checkStored(r, m.name, count, m.enqueue);
+                        };
         const std::string cs = std::to_string(m.cluster);
         if (m.name.rfind("dsm-", 0) == 0) {
             versus.push_back({m.name, "atomic"});
@@ -883,12 +883,11 @@ void persistent(Run& r) {
     float* in = r.in;
     float* sum = r.sum;
     const size_t n = r.n;
-    std::vector<Mode> modes = {{"persistent-atomic", 0, grid, bytes, nullptr,
-                                [=](cudaStream_t s) {
-                                    persistentReduce<false>
-                                        <<<grid, kThreadsPerBlock, 0, s>>>(
-                                            in, n, sum);
-                                }}};
+    std::vector<Mode> modes = {
+        {"persistent-atomic", 0, grid, bytes, nullptr, [=](cudaStream_t s) {
+             persistentReduce<false>
+                 <<<grid, kThreadsPerBlock, 0, s>>>(in, n, sum);
+         }}};
     std::vector<course::Versus> versus;
     for (int c : clusters) {
         modes.push_back({"persistent-dsm-" + std::to_string(c), c, grid / c,
@@ -926,7 +925,8 @@ void histogramCase(Run& r, unsigned int bins, bool skewed, void* cubTemp,
     const size_t smemOptin = r.l.gpu().sharedMemPerBlockOptin;
     const size_t privateBytes = bins * sizeof(unsigned int);
     const double bytes = static_cast<double>(n) * sizeof(unsigned int);
-    const course::Row fields = course::Row().integer("bins", bins).str("keys", dist);
+    const course::Row fields =
+        course::Row().integer("bins", bins).str("keys", dist);
 
     std::vector<Mode> modes;
     // Every row computes the whole histogram from zero, as a user would:
@@ -942,7 +942,8 @@ void histogramCase(Run& r, unsigned int bins, bool skewed, void* cubTemp,
                          fields});
     };
     {
-        const int grid = oneWaveGrid(r, histogramGlobal, "histogram-global", {});
+        const int grid =
+            oneWaveGrid(r, histogramGlobal, "histogram-global", {});
         add("global", 0, static_cast<long long>(n), [=](cudaStream_t s) {
             histogramGlobal<<<grid, kThreadsPerBlock, 0, s>>>(keys, n, bins,
                                                               out);
@@ -1148,8 +1149,8 @@ void latency(Run& r) {
         // per load, and the JSON names them so.
         const course::TimingResult s =
             course::summarize(cyc, course::TimingMode::Batch);
-        std::printf("%-22s median %.1f cycles (%.1f to %.1f)\n", name,
-                    s.median, s.min, s.max);
+        std::printf("%-22s median %.1f cycles (%.1f to %.1f)\n", name, s.median,
+                    s.min, s.max);
         r.l.row(course::Row()
                     .str("group", "latency")
                     .str("mode", name)
@@ -1176,10 +1177,11 @@ void latency(Run& r) {
     std::vector<Mode> modes;
     for (bool remote : {false, true}) {
         auto kernel = remote ? sharedBandwidth<true> : sharedBandwidth<false>;
-        modes.push_back({remote ? "dsm-bandwidth-remote" : "dsm-bandwidth-local",
-                         2, 0, bytes, nullptr, [=](cudaStream_t s) {
-                             inClusters(kernel, blocks, 2, s, 0, sums, reps);
-                         }});
+        modes.push_back(
+            {remote ? "dsm-bandwidth-remote" : "dsm-bandwidth-local", 2, 0,
+             bytes, nullptr, [=](cudaStream_t s) {
+                 inClusters(kernel, blocks, 2, s, 0, sums, reps);
+             }});
     }
     for (Mode& m : modes) {
         m.check = [&r, &m, sums, blocks, want = perPass * reps] {

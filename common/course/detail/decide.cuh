@@ -50,7 +50,8 @@ inline std::vector<long long> onGrid(const std::vector<double>& ms) {
     std::vector<long long> q;
     q.reserve(ms.size());
     for (double v : ms) {
-        q.push_back(static_cast<long long>(std::floor(std::log(v) * kRuleScale + 0.5)));
+        q.push_back(
+            static_cast<long long>(std::floor(std::log(v) * kRuleScale + 0.5)));
     }
     std::sort(q.begin(), q.end());
     return q;
@@ -74,8 +75,8 @@ inline unsigned long long countAtMost(const std::vector<long long>& x,
 inline long long ruleK(size_t m, size_t n) {
     const double mn = static_cast<double>(m) * static_cast<double>(n);
     return static_cast<long long>(std::floor(
-        mn / 2.0 - kRuleZ * std::sqrt(mn * (static_cast<double>(m + n) + 1.0) /
-                                      12.0)));
+        mn / 2.0 -
+        kRuleZ * std::sqrt(mn * (static_cast<double>(m + n) + 1.0) / 12.0)));
 }
 
 // The word for row a against row b (times: smaller is faster).
