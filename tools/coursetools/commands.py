@@ -50,7 +50,8 @@ def cmd_snippets(args) -> int:
         jobs = [(name, list(args.files))]
     else:
         _, chosen = _lessons(args.lesson)
-        jobs = [(l.target, [str(manifest.ROOT / s) for s in (*l.sources, *manifest.header_files(manifest.ROOT))]) for l in chosen]
+        jobs = [(l.target, [str(manifest.ROOT / s) for s in (*l.sources, *manifest.header_files(manifest.ROOT))])
+                for l in chosen if l.built]
     trees, diags = {}, []
     for name, files in jobs:
         found, d = snippets.extract(files, manifest.ROOT, name)

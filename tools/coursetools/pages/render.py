@@ -192,6 +192,11 @@ def render_all(lessons, only=None) -> tuple[dict[Path, str], list[tuple[str, lis
     for lesson in lessons:
         if only and lesson.target not in only:
             continue
+        if not lesson.built:
+            # Left out of this build (its GPU is newer than the build's
+            # architectures): its page stays as it is, rendered where it is
+            # built; nothing here can tell more about it.
+            continue
         f, d, state = render_lesson(lesson)
         files.update(f)
         diags.extend(d)
