@@ -88,6 +88,31 @@ __device__ void reduceBlockToTile(const float* __restrict__ in, size_t n,
 }
 // end snippet
 
+// A grid-stride loop's start and stride along x: this thread's index in
+// the grid, and the grid's thread count.
+__device__ inline size_t threadIndex() {
+    return blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+}
+__device__ inline size_t threadCount() {
+    return static_cast<size_t>(gridDim.x) * blockDim.x;
+}
+
+// This thread's share of the sum of in[0, n), read as 16-byte float4s in a
+// grid-stride loop; the n % 4 leftovers, at most three, go to the grid's
+// first threads. Launch assumption: any grid; `in` 16-byte aligned
+// (cudaMalloc gives 256).
+__device__ inline float gridStrideSum(const float* __restrict__ in, size_t n) {
+    const size_t n4 = n / 4;
+    const float4* in4 = reinterpret_cast<const float4*>(in);
+    const size_t first = threadIndex();
+    float acc = first < n - 4 * n4 ? in[4 * n4 + first] : 0.0f;
+    for (size_t i = first; i < n4; i += threadCount()) {
+        const float4 v = in4[i];
+        acc += (v.x + v.y) + (v.z + v.w);
+    }
+    return acc;
+}
+
 // A 32-bit hash of (i, seed) to a float in [0, 1), the same on host and
 // device: inputs that are not zeros, reproducible, and known to the host
 // without a copy back.

@@ -6,8 +6,10 @@
 
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <utility>
+#include <vector>
 
 #include <cuda_runtime.h>
 
@@ -86,6 +88,73 @@ int maxClusterSize(void (*kernel)(KernelArgs...), dim3 block,
     int size = 0;
     CUDA_CHECK(cudaOccupancyMaxPotentialClusterSize(&size, kernel, &c.cfg));
     return size;
+}
+
+// Of the cluster sizes `tried` (ascending), those from `smallest` to
+// `limit` that `kernel` can launch with here (`block` threads and
+// `sharedBytes` a block), the non-portable ones allowed.
+template <typename... KernelArgs>
+std::vector<int> clusterSizes(void (*kernel)(KernelArgs...), dim3 block,
+                              const std::vector<int>& tried, int smallest,
+                              int limit, size_t sharedBytes = 0) {
+    const int largest =
+        std::min(limit, maxClusterSize(kernel, block,
+                                       static_cast<unsigned int>(tried.back()),
+                                       sharedBytes));
+    std::vector<int> out;
+    for (int c : tried) {
+        if (c >= smallest && c <= largest) {
+            out.push_back(c);
+        }
+    }
+    return out;
+}
+
+// Lets `kernel` take `bytes` of dynamic shared memory per block: beyond
+// 48 KiB a kernel must ask (the H200 gives a block up to 227 KiB).
+template <typename... KernelArgs>
+void allowSharedMemory(void (*kernel)(KernelArgs...), size_t bytes) {
+    CUDA_CHECK(cudaFuncSetAttribute(kernel,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(bytes)));
+}
+
+// How many blocks of `block` threads (with a.sharedBytes each) of `kernel`
+// the GPU holds at once, in clusters of a.clusterX (0: no clusters): one
+// wave of the grid.
+template <typename... KernelArgs>
+int residentBlocks(void (*kernel)(KernelArgs...), dim3 block, LaunchAttrs a) {
+    if (a.clusterX > 0) {
+        return maxActiveClusters(kernel, block, a) *
+               static_cast<int>(a.clusterX);
+    }
+    int device = 0, perSm = 0, sms = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &perSm, kernel, static_cast<int>(block.x * block.y * block.z),
+        a.sharedBytes));
+    return perSm * sms;
+}
+
+// The largest grid of `kernel` (blocks of `block` threads, `smem` bytes of
+// dynamic shared memory each) that the GPU holds in one wave without
+// clusters and in clusters of every size in `clusters` (ascending), a
+// multiple of the largest: a cluster must fit inside one GPC, so large
+// clusters strand SMs, and one grid for all lets the rows differ in their
+// tails alone.
+template <typename... KernelArgs>
+int oneWaveGrid(void (*kernel)(KernelArgs...), dim3 block,
+                const std::vector<int>& clusters, size_t smem = 0) {
+    int grid = residentBlocks(kernel, block, {0, false, smem});
+    for (int c : clusters) {
+        grid = std::min(
+            grid, residentBlocks(kernel, block,
+                                 {static_cast<unsigned int>(c), false, smem}));
+    }
+    const int largest = clusters.empty() ? 1 : clusters.back();
+    return std::max(largest, grid / largest * largest);
 }
 
 // Some work on a stream captured once into an executable graph, replayed

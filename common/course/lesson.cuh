@@ -9,7 +9,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -38,6 +40,18 @@ public:
     bool wants(const std::string& variant) const {
         return args_.only.empty() || args_.only == variant;
     }
+    // The entries of a variant table (course/variants.cuh) that --only
+    // selects, in table order.
+    template <typename Table>
+    auto chosen(const Table& table) const {
+        std::vector<std::decay_t<decltype(*std::begin(table))> const*> out;
+        for (const auto& entry : table) {
+            if (wants(entry.name)) {
+                out.push_back(&entry);
+            }
+        }
+        return out;
+    }
     // Whether n elements' buffers fit in the GPU's free memory.
     bool fits(size_t n) const { return n <= largest_; }
 
@@ -46,7 +60,12 @@ public:
     void row(Row r) { rows_.push_back(std::move(r)); }
     // What the comparison rule decided for a pair of rows timed together.
     void decision(Row r) { decisions_.push_back(std::move(r)); }
-    void setting(Row r) { settings_ = std::move(r); }
+    // The lesson's own settings, also printed; finish() adds the timing
+    // options.
+    void setting(Row r) {
+        settings_ = std::move(r);
+        std::printf("settings: %s\n", settings_.json().c_str());
+    }
     int failures() const { return failures_; }
     // Writes --json (atomically), says whether every check passed, and
     // returns the exit code.
@@ -137,13 +156,13 @@ inline int Lesson::finish() {
         stream_ = nullptr;
     }
     if (!args_.json.empty()) {
-        const std::string out = "{\n  \"lesson\": " + jsonQuote(spec_.name) +
-                                ",\n  \"gpu\": " + gpu_.json() +
-                                ",\n  \"settings\": " + settings_.json() +
-                                ",\n  \"checks\": " + jsonArray(checks_) +
-                                ",\n  \"rows\": " + jsonArray(rows_) +
-                                ",\n  \"decisions\": " + jsonArray(decisions_) +
-                                "\n}\n";
+        const std::string out =
+            "{\n  \"lesson\": " + jsonQuote(spec_.name) +
+            ",\n  \"gpu\": " + gpu_.json() + ",\n  \"settings\": " +
+            Row(settings_).merge(timingSettings(timing_)).json() +
+            ",\n  \"checks\": " + jsonArray(checks_) +
+            ",\n  \"rows\": " + jsonArray(rows_) +
+            ",\n  \"decisions\": " + jsonArray(decisions_) + "\n}\n";
         // A new file of our own beside FILE, then a rename: a crash never
         // leaves half a file where a tool expects a whole one, and no file
         // of anyone else's is touched on the way.
@@ -171,7 +190,8 @@ inline int Lesson::finish() {
         }
     }
     if (failures_ != 0) {
-        std::fprintf(stderr, "%s: %d check(s) failed\n", spec_.name, failures_);
+        std::fprintf(stderr, "%s: %d check(s) failed%s\n", spec_.name,
+                     failures_, rows_.empty() ? "; nothing was timed" : "");
         return kExitFailed;
     }
     std::printf("\nall %s checks passed\n", spec_.name);

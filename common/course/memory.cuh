@@ -45,6 +45,13 @@ public:
     explicit DeviceArray(size_t count) : count_(count) {
         CUDA_CHECK(cudaMalloc(&p_, std::max<size_t>(count, 1) * sizeof(T)));
     }
+    // A copy of `host` on the device (a synchronous copy: the array is
+    // ready when the constructor returns).
+    explicit DeviceArray(const std::vector<T>& host)
+        : DeviceArray(host.size()) {
+        CUDA_CHECK(cudaMemcpy(p_, host.data(), host.size() * sizeof(T),
+                              cudaMemcpyHostToDevice));
+    }
     // Not checked: by now every result has been checked and reported, and
     // a sticky error would have stopped the lesson at its next call.
     ~DeviceArray() { cudaFree(p_); }

@@ -12,6 +12,7 @@
 
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -32,15 +33,25 @@
 
 namespace course {
 
-// One row of a set: its name (in the printed line and in the decisions),
-// the fields that identify its JSON row, the bytes it moves per call (for
-// GB/s; 0: none) and the work, enqueued on the stream it is given.
+// Some work enqueued on the stream it is given: what a set times.
+using Work = std::function<void(cudaStream_t)>;
+
+// One row of a set: the field that names it in its JSON row and its name
+// there (also in the printed line and the decisions), the other fields that
+// identify it, the bytes it moves per call (for GB/s; 0: none) and the
+// work, enqueued on the stream it is given.
 struct Contender {
+    const char* key;
     std::string name;
     Row fields;
     double bytes = 0.0;
-    std::function<void(cudaStream_t)> work;
+    Work work;
 };
+
+// What timeSet calls the second timing of the row it times twice.
+inline std::string twinOf(const std::string& name) {
+    return name + "-twin";
+}
 
 // A comparison the set decides: contender `a` against contender `b`.
 struct Versus {
@@ -48,20 +59,36 @@ struct Versus {
 };
 
 struct SetResult {
-    std::vector<TimingResult> times;  // in the order of the contenders
+    std::vector<TimingResult> times;  // in the order given, twins left out
     std::vector<detail::Word> words;  // in the order of the comparisons
 };
 
-// Times `rows` together in `mode` (see above), records a JSON row for each
-// (its fields, "set": the set's name, its timing and GB/s) and a decision
-// for each of `wanted` whose two rows are in the set (--only may leave
-// some out), and prints one line: the set, each row's median, each
-// decision. A set that compares nothing takes TimingOptions::samples rounds.
+// Times `given` together in `mode` (see above), records a JSON row for
+// each (its name and fields, "set": the set's name, its timing and GB/s)
+// and a decision for each of `wanted` whose two rows are in the set
+// (--only may leave some out), and prints one line: the set, each row's
+// median, each decision. `twins` name rows to time twice, the second time
+// as twinOf(name) with the same work and fields: the same code against
+// itself, whose decision is the rule's false-call rate measured in this
+// very run. A set that compares nothing takes TimingOptions::samples rounds.
 inline SetResult timeSet(Lesson& l, const std::string& label, TimingMode mode,
-                         const std::vector<Contender>& rows,
-                         const std::vector<Versus>& wanted = {}) {
+                         const std::vector<Contender>& given,
+                         std::vector<Versus> wanted = {},
+                         const std::vector<std::string>& twins = {}) {
     const TimingOptions& opt = l.timing();
     const std::string set = label + " " + timingName(mode);
+    std::vector<Contender> rows;
+    std::vector<bool> twin;  // rows[i] is a twin
+    for (const Contender& c : given) {
+        rows.push_back(c);
+        twin.push_back(false);
+        if (std::find(twins.begin(), twins.end(), c.name) != twins.end()) {
+            rows.push_back(c);
+            rows.back().name = twinOf(c.name);
+            twin.push_back(true);
+            wanted.push_back({rows.back().name, c.name});
+        }
+    }
     auto index = [&](const std::string& name) {
         size_t i = 0;
         while (i < rows.size() && rows[i].name != name) {
@@ -113,9 +140,12 @@ inline SetResult timeSet(Lesson& l, const std::string& label, TimingMode mode,
     SetResult out;
     std::printf("%-30s", set.c_str());
     for (size_t i = 0; i < rows.size(); ++i) {
-        out.times.push_back(summarize(samples[i], mode));
-        const TimingResult& t = out.times.back();
+        const TimingResult t = summarize(samples[i], mode);
+        if (!twin[i]) {
+            out.times.push_back(t);
+        }
         l.row(Row()
+                  .str(rows[i].key, rows[i].name)
                   .merge(rows[i].fields)
                   .str("set", set)
                   .merge(timingFields(t))
@@ -134,21 +164,6 @@ inline SetResult timeSet(Lesson& l, const std::string& label, TimingMode mode,
     }
     std::printf(" (%d samples, us)\n", taken);
     out.words = words;
-    return out;
-}
-
-// Times `work(stream)` alone in each of `modes`, a set of one row per mode:
-// a JSON row each (`base` with the timing and GB/s), the results in the
-// order of `modes`.
-template <typename Work, typename Modes = decltype(kAllModes)>
-std::vector<TimingResult> timeRow(Lesson& l, const std::string& name,
-                                  const Row& base, double bytes, Work&& work,
-                                  const Modes& modes = kAllModes) {
-    std::vector<TimingResult> out;
-    for (TimingMode mode : modes) {
-        out.push_back(
-            timeSet(l, name, mode, {{name, base, bytes, work}}).times[0]);
-    }
     return out;
 }
 

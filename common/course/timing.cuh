@@ -121,6 +121,17 @@ inline Row timingFields(const TimingResult& t) {
         .nums("samples_ms", t.samplesMs);
 }
 
+// The options every set was timed with, for the record's settings.
+inline Row timingSettings(const TimingOptions& o) {
+    return Row()
+        .integer("samples", o.samples)
+        .integer("batch", o.batch)
+        .integer("warmup", o.warmup)
+        .integer("first_look", o.looks.empty() ? o.samples : o.looks.front())
+        .integer("last_look", o.looks.empty() ? o.samples : o.looks.back())
+        .num("set_seconds", o.setSeconds);
+}
+
 // Bytes over milliseconds, in GB/s (10^9 bytes per second).
 inline double gbps(double bytes, double ms) {
     return ms > 0.0 ? bytes / (ms * 1.0e-3) / 1.0e9 : 0.0;

@@ -5,25 +5,38 @@
 
 #pragma once
 
+#include <cstdarg>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 namespace course {
 
+// printf into a string: a check's name or detail. The compiler checks the
+// format against the arguments, as it does printf's.
+inline std::string format(const char* fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+inline std::string format(const char* fmt, ...) {
+    va_list args, again;
+    va_start(args, fmt);
+    va_copy(again, args);
+    const int n = std::vsnprintf(nullptr, 0, fmt, args);
+    va_end(args);
+    std::string out(n > 0 ? static_cast<size_t>(n) : 0, '\0');
+    std::vsnprintf(out.data(), out.size() + 1, fmt, again);
+    va_end(again);
+    return out;
+}
+
 // How many elements differ from `want(i)`, and the first that does.
 struct Mismatch {
     size_t count = 0, first = 0;
     double got = 0.0, want = 0.0;
     std::string describe(const char* what) const {
-        char buf[200];
-        if (count == 0) {
-            return "";
-        }
-        std::snprintf(buf, sizeof buf,
-                      "%zu wrong %s; first at %zu: got %.9g, want %.9g", count,
-                      what, first, got, want);
-        return buf;
+        return count == 0
+                   ? ""
+                   : format("%zu wrong %s; first at %zu: got %.9g, want %.9g",
+                            count, what, first, got, want);
     }
 };
 template <typename T, typename WantFn, typename OkFn>

@@ -23,8 +23,10 @@
 // day's README shows the promoted run and its provenance, or says
 // UNVERIFIED. See research/REVIEW-PROCESS.md.
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -422,17 +424,20 @@ __global__ void readCeiling(const float* __restrict__ in, size_t n,
 namespace {
 
 struct Buffers {
-    Buffers(size_t maxN, size_t maxPartials, size_t cubBytes)
+    // Partials: one per block of v1 to v7, or one per block of v9's grid.
+    Buffers(size_t maxN, int grid, size_t cubBytes)
         : in(maxN),
           copy(maxN),
-          partials(maxPartials),
+          partials(std::max(course::ceilDiv(maxN, kThreadsPerBlock),
+                            static_cast<size_t>(grid) * kV9Waves)),
           out(1),
           xorOut(1),
-          cubTemp(cubBytes) {}
+          cubTemp(cubBytes),
+          machineGrid(grid) {}
     course::DeviceArray<float> in, copy, partials, out;
     course::DeviceArray<unsigned int> xorOut;
     course::DeviceArray<char> cubTemp;
-    int machineGrid = 0;        // occupancy x SMs: what the GPU holds at once
+    int machineGrid;            // occupancy x SMs: what the GPU holds at once
     bool programmatic = false;  // v9's second kernel may overlap the first
 };
 
@@ -527,25 +532,22 @@ const Version kVersions[] = {
     {"v9", "grid-stride + fixed 2nd pass", enqueueV9<kV9Waves>, kSameBits},
     {"v9-one-wave", "v9 in a grid of one wave", enqueueV9<1>, kSameBits},
     {"cub", "cub::DeviceReduce::Sum", enqueueCub, kSameBits},
-    // CUB again, as a row of its own: the same code timed twice, side by
-    // side, is what the comparison rule's error rate is measured on.
-    {"cub-twin", "cub::DeviceReduce::Sum, its twin", enqueueCub, kSameBits},
     {"ceiling", "read ceiling (XOR)", enqueueCeiling, kXor},
     {"copy", "cudaMemcpy device to device", enqueueCopy, kCopy},
 };
-// The sweep's rows: the last rung, what a user would call and its twin,
-// both ceilings.
-const char* const kSweepRows[] = {"v9", "cub", "cub-twin", "ceiling", "copy"};
+// The sweep's rows: the last rung, what a user would call, both ceilings.
+const char* const kSweepRows[] = {"v9", "cub", "ceiling", "copy"};
 // What the rule must decide before a set stops sampling: each rung against
 // the one before (or the one it improves on), the last rung against CUB,
-// the ceilings and its one-wave self, and CUB against its twin.
+// the ceilings and its one-wave self. Every set also times CUB twice
+// (kTwin): the same code against itself, the rule's false-call rate.
 const course::Versus kLadderVersus[] = {
-    {"v2", "v1"},       {"v3", "v1"},          {"v4", "v3"},
-    {"v5", "v4"},       {"v6", "v5"},          {"v7", "v6"},
-    {"v8", "v7"},       {"v9", "v8"},          {"v9", "cub"},
-    {"v9", "ceiling"},  {"v9", "v9-one-wave"}, {"ceiling", "cub"},
-    {"cub-twin", "cub"}};
-const course::Versus kSweepVersus[] = {{"v9", "cub"}, {"cub-twin", "cub"}};
+    {"v2", "v1"},      {"v3", "v1"},          {"v4", "v3"},
+    {"v5", "v4"},      {"v6", "v5"},          {"v7", "v6"},
+    {"v8", "v7"},      {"v9", "v8"},          {"v9", "cub"},
+    {"v9", "ceiling"}, {"v9", "v9-one-wave"}, {"ceiling", "cub"}};
+const course::Versus kSweepVersus[] = {{"v9", "cub"}};
+const char* const kTwin = "cub";
 // end snippet
 
 // The input the checks run on: n ones (`exact`), or the random values, whose
@@ -592,40 +594,35 @@ bool checkRow(course::Lesson& l, const Buffers& b, const Version& v,
     course::poison(b.copy, n, l.stream());  // a short copy leaves NaN
     v.enqueue(b, n, l.stream());
     CUDA_CHECK(cudaGetLastError());
-    const std::string name = v.name +
-                             std::string(want.exact ? " exact" : " random") +
-                             " n=" + std::to_string(n);
-    char detail[200];
+    const std::string name = course::format("%s %s n=%zu", v.name,
+                                            want.exact ? "exact" : "random", n);
+    std::string detail;
     bool ok = false;
     if (v.check == kXor) {
         const unsigned int got = course::toHost(b.xorOut, 1)[0];
-        std::snprintf(detail, sizeof detail,
-                      "XOR of all words: got %08x, want %08x", got,
-                      want.xorBits());
+        detail = course::format("XOR of all words: got %08x, want %08x", got,
+                                want.xorBits());
         ok = got == want.xorBits();
     } else if (v.check == kCopy) {
         const float first = course::toHost(b.copy.get(), 1)[0];
         const float last = course::toHost(b.copy + n - 1, 1)[0];
         ok = first == want.at(0) && last == want.at(n - 1);
-        std::snprintf(detail, sizeof detail,
-                      "first and last element copied: %.9g, %.9g", first, last);
+        detail = course::format("first and last element copied: %.9g, %.9g",
+                                first, last);
     } else {
         const float got = course::toHost(b.out, 1)[0];
         const double rel = std::fabs(got - want.sum()) / want.sum();
-        std::snprintf(detail, sizeof detail,
-                      "got %.9g, want %.9g: relative error %.2e (limit %.0e)",
-                      got, want.sum(), rel,
-                      want.exact ? 0.0 : kRandomTolerance);
+        detail = course::format(
+            "got %.9g, want %.9g: relative error %.2e (limit %.0e)", got,
+            want.sum(), rel, want.exact ? 0.0 : kRandomTolerance);
         ok = want.exact ? got == want.sum() : rel < kRandomTolerance;
         if (ok && !want.exact && v.check == kSameBits) {
             l.check(name, ok, detail);
             v.enqueue(b, n, l.stream());
             const float again = course::toHost(b.out, 1)[0];
-            std::snprintf(detail, sizeof detail, "two runs: %.9g then %.9g",
-                          got, again);
             return l.check(
-                v.name + std::string(" same bits n=") + std::to_string(n),
-                again == got, detail);
+                course::format("%s same bits n=%zu", v.name, n), again == got,
+                course::format("two runs: %.9g then %.9g", got, again));
         }
     }
     return l.check(name, ok, detail);
@@ -634,7 +631,7 @@ bool checkRow(course::Lesson& l, const Buffers& b, const Version& v,
 // Checks `rows` at every size, sizes ascending: exact on ones where the
 // sum fits a float exactly, against float64 on random data everywhere.
 bool checkAll(course::Lesson& l, const Buffers& b,
-              const std::vector<size_t>& sizes,
+              const std::set<size_t>& sizes,
               const std::vector<const Version*>& rows) {
     bool ok = true;
     Expected want;
@@ -675,10 +672,9 @@ double bytesMoved(const Version& v, size_t n) {
         for (const Version* v : rows) {
             v->enqueue(b, n, l.stream());
             before.push_back(course::toHost(b.out, 1)[0]);
-            set.push_back({v->name,
+            set.push_back({"version", v->name,
                            course::Row()
                                .str("group", group)
-                               .str("version", v->name)
                                .str("mode", v->label)
                                .integer("elements", static_cast<long long>(n)),
                            bytesMoved(*v, n), [&b, v, n](cudaStream_t s) {
@@ -688,7 +684,7 @@ double bytesMoved(const Version& v, size_t n) {
         const std::string label =
             std::string(group) + " n=" + std::to_string(n);
         for (course::TimingMode mode : course::kAllModes) {
-            course::timeSet(l, label, mode, set, versus);
+            course::timeSet(l, label, mode, set, versus, {kTwin});
         }
         for (size_t i = 0; i < rows.size(); ++i) {
             if (rows[i]->check != kSameBits) {
@@ -696,12 +692,10 @@ double bytesMoved(const Version& v, size_t n) {
             }
             rows[i]->enqueue(b, n, l.stream());
             const float after = course::toHost(b.out, 1)[0];
-            char detail[120];
-            std::snprintf(detail, sizeof detail, "%.9g, then %.9g", before[i],
-                          after);
-            l.check(rows[i]->name + std::string(" same bits after timing n=") +
-                        std::to_string(n),
-                    after == before[i], detail);
+            l.check(course::format("%s same bits after timing n=%zu",
+                                   rows[i]->name, n),
+                    after == before[i],
+                    course::format("%.9g, then %.9g", before[i], after));
         }
     }
 }
@@ -768,36 +762,25 @@ int main(int argc, char** argv) {
                         sweepSizes.back());
         }
     }
-    std::vector<const Version*> ladderRows, sweepRows;
-    for (const Version& v : kVersions) {
-        if (l.wants(v.name)) {
-            ladderRows.push_back(&v);
-        }
-    }
+    const std::vector<const Version*> ladderRows = l.chosen(kVersions);
+    std::vector<const Version*> sweepRows;
     for (const char* name : kSweepRows) {
         if (l.wants(name)) {
             sweepRows.push_back(&course::byName(kVersions, name));
         }
     }
-    std::vector<size_t> sizes = ladderSizes;  // every size, each once
-    sizes.insert(sizes.end(), sweepSizes.begin(), sweepSizes.end());
-    std::sort(sizes.begin(), sizes.end());
-    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
-    const size_t maxN = sizes.back();
+    // Every size, each once, ascending.
+    std::set<size_t> sizes(ladderSizes.begin(), ladderSizes.end());
+    sizes.insert(sweepSizes.begin(), sweepSizes.end());
+    const size_t maxN = *sizes.rbegin();
 
-    int perSm = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &perSm, reduceV9, kThreadsPerBlock, 0));
-    const int machineGrid = perSm * l.gpu().multiProcessorCount;
+    const int machineGrid =
+        course::residentBlocks(reduceV9, dim3(kThreadsPerBlock), {});
     size_t cubBytes = 0;
     CUDA_CHECK(cub::DeviceReduce::Sum(
         nullptr, cubBytes, static_cast<const float*>(nullptr),
         static_cast<float*>(nullptr), static_cast<int64_t>(maxN)));
-    Buffers b(maxN,
-              std::max(course::ceilDiv(maxN, kThreadsPerBlock),
-                       static_cast<size_t>(machineGrid) * kV9Waves),
-              cubBytes);
-    b.machineGrid = machineGrid;
+    Buffers b(maxN, machineGrid, cubBytes);
     // Programmatic only where the code that runs holds the wait: the second
     // pass compiled for 9.0 or newer (its PTX architecture, which is how
     // CUB's PtxVersion() asks). A build for older GPUs, run on a newer one
@@ -810,18 +793,12 @@ int main(int argc, char** argv) {
                   .integer("items_per_thread", kItems)
                   .integer("machine_grid", b.machineGrid)
                   .integer("v9_waves", kV9Waves)
-                  .integer("programmatic", b.programmatic)
-                  .integer("samples", l.timing().samples)
-                  .integer("batch", l.timing().batch));
-    std::printf("v8/v9/ceiling grid: %d blocks per wave x %d waves\n",
-                b.machineGrid, kV9Waves);
+                  .integer("programmatic", b.programmatic));
 
     // Correctness first: every selected row at every size, both inputs.
     if (!checkAll(l, b, sizes, ladderRows)) {
-        std::fprintf(stderr, "day24_reduction: nothing was timed\n");
-        return l.finish();
+        return l.finish();  // never time a wrong kernel
     }
-    std::printf("every row checked at every size (checkRow says how)\n");
 
 #ifdef COURSE_TIMELINE
     timelines(l, b);

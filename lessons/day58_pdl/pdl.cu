@@ -47,6 +47,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <iterator>
 #include <memory>
 #include <string>
@@ -146,11 +147,6 @@ struct Schedule {
 };
 const Schedule kSchedules[] = {
     {"plain", Kind::Plain, false},
-    // The two baselines again, as rows of their own: the same code timed
-    // twice, side by side, is what the comparison rule's error rate is
-    // measured on.
-    {"plain-twin", Kind::Plain, false},
-    {"graph-plain-twin", Kind::Plain, true},
     {"pdl", Kind::Pdl, false},
     {"pdl-prologue", Kind::PdlPrologue, false},
     {"pdl-early", Kind::PdlEarly, false},
@@ -162,32 +158,23 @@ const Schedule kSchedules[] = {
 // end snippet
 
 // What the rule must decide before a set stops sampling: every schedule
-// against the plain launch it replaces (in a stream, or in a graph), and
-// each baseline against its twin.
+// against the plain launch it replaces (in a stream, or in a graph). Both
+// baselines are also timed twice (kTwins): the same code against itself,
+// the rule's false-call rate.
 const course::Versus kVersus[] = {{"pdl", "plain"},
                                   {"pdl-prologue", "plain"},
                                   {"pdl-early", "plain"},
                                   {"graph-plain", "plain"},
                                   {"graph-pdl", "graph-plain"},
                                   {"graph-pdl-prologue", "graph-plain"},
-                                  {"graph-pdl-early", "graph-plain"},
-                                  {"plain-twin", "plain"},
-                                  {"graph-plain-twin", "graph-plain"}};
+                                  {"graph-pdl-early", "graph-plain"}};
+const std::vector<std::string> kTwins = {"plain", "graph-plain"};
 
 using StepKernel = void (*)(const float*, float*, const float*, size_t);
-
-StepKernel kernelFor(Kind kind) {
-    switch (kind) {
-        case Kind::Plain:
-            return step<Kind::Plain>;
-        case Kind::Pdl:
-            return step<Kind::Pdl>;
-        case Kind::PdlPrologue:
-            return step<Kind::PdlPrologue>;
-        default:
-            return step<Kind::PdlEarly>;
-    }
-}
+// step<> for each Kind, in the enum's order.
+const StepKernel kStepKernels[] = {step<Kind::Plain>, step<Kind::Pdl>,
+                                   step<Kind::PdlPrologue>,
+                                   step<Kind::PdlEarly>};
 
 struct Chain {
     size_t n;
@@ -207,41 +194,41 @@ struct Chain {
         course::LaunchAttrs attrs;
         attrs.dependent = kind != Kind::Plain;
         for (int st = 0; st < k; ++st) {
-            course::launch(kernelFor(kind), blocks(), kThreads, stream, attrs,
-                           buf[st % 2], buf[(st + 1) % 2], table, n);
+            course::launch(kStepKernels[static_cast<int>(kind)], blocks(),
+                           kThreads, stream, attrs, buf[st % 2],
+                           buf[(st + 1) % 2], table, n);
         }
     }
     // end snippet
 
-    // The same K steps captured once into an executable graph.
-    course::Graph capture(Kind kind, cudaStream_t stream) const {
-        return course::Graph(stream, [&](cudaStream_t s) { enqueue(kind, s); });
+    // The schedule's work on a stream: its K launches, or (graph-*) the
+    // same K launches captured here once into a graph, replayed.
+    course::Work work(const Schedule& s, cudaStream_t stream) const {
+        if (!s.graph) {
+            return [this, &s](cudaStream_t st) { enqueue(s.kind, st); };
+        }
+        auto g = std::make_shared<course::Graph>(
+            stream, [&](cudaStream_t st) { enqueue(s.kind, st); });
+        return [g](cudaStream_t st) { g->launch(st); };
     }
 
-    // One run of the schedule from a fresh input, launched or replayed
-    // (`graph`: the schedule's, captured, for a graph-* schedule).
-    void run(const Schedule& s, const course::Graph* graph,
-             cudaStream_t stream) const;
+    // One run of `work` from a fresh input.
+    void run(const course::Work& work, cudaStream_t stream) const;
 };
 
 // Launch assumption: one thread per element.
 __global__ void initInput(float* x, size_t n) {
-    const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+    const size_t i = course::threadIndex();
     if (i < n) {
         x[i] = static_cast<float>(i % kTableSize);
     }
 }
 
-void Chain::run(const Schedule& s, const course::Graph* graph,
-                cudaStream_t stream) const {
+void Chain::run(const course::Work& work, cudaStream_t stream) const {
     initInput<<<blocks(), kThreads, 0, stream>>>(buf[0], n);
     CUDA_CHECK(cudaGetLastError());
     course::poison(buf[1], n, stream);
-    if (graph != nullptr) {
-        graph->launch(stream);
-    } else {
-        enqueue(s.kind, stream);
-    }
+    work(stream);
     CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
@@ -262,39 +249,21 @@ course::Mismatch wrongElements(const Chain& c) {
 // each costs per boundary, and saves against the plain launches, as rows of
 // their own (group "boundary").
 [[maybe_unused]] void timeChain(course::Lesson& l, const Chain& c) {
-    std::vector<const Schedule*> chosen;
-    std::vector<course::Graph> graphs;  // one per graph-* schedule, kept alive
-    graphs.reserve(std::size(kSchedules));
+    const std::vector<const Schedule*> chosen = l.chosen(kSchedules);
     std::vector<course::Contender> set;
-    for (const Schedule& s : kSchedules) {
-        if (!l.wants(s.name)) {
-            continue;
-        }
-        chosen.push_back(&s);
-        const course::Graph* g = nullptr;
-        if (s.graph) {
-            graphs.push_back(c.capture(s.kind, l.stream()));
-            g = &graphs.back();
-        }
-        set.push_back({s.name,
+    for (const Schedule* s : chosen) {
+        set.push_back({"schedule", s->name,
                        course::Row()
                            .str("group", "chain")
-                           .str("schedule", s.name)
                            .integer("elements", static_cast<long long>(c.n))
                            .integer("k", c.k),
-                       0.0, [&c, &s, g](cudaStream_t stream) {
-                           if (g != nullptr) {
-                               g->launch(stream);
-                           } else {
-                               c.enqueue(s.kind, stream);
-                           }
-                       }});
+                       0.0, c.work(*s, l.stream())});
     }
     const std::string label =
         "n=" + std::to_string(c.n) + " K=" + std::to_string(c.k);
     const course::SetResult r =
         course::timeSet(l, label, course::TimingMode::Batch, set,
-                        {std::begin(kVersus), std::end(kVersus)});
+                        {std::begin(kVersus), std::end(kVersus)}, kTwins);
     const auto plain = std::find_if(set.begin(), set.end(), [](const auto& x) {
         return x.name == "plain";
     });
@@ -320,12 +289,11 @@ course::Mismatch wrongElements(const Chain& c) {
     for (bool graph : {false, true}) {
         const Schedule& s =
             course::byName(kSchedules, graph ? "graph-pdl-early" : "pdl-early");
-        std::unique_ptr<course::Graph> g(
-            graph ? new course::Graph(c.capture(s.kind, l.stream())) : nullptr);
+        const course::Work work = c.work(s, l.stream());
         int wrongRuns = 0;
         size_t wrongElems = 0;
         for (int t = 0; t < trials; ++t) {
-            c.run(s, g.get(), l.stream());
+            c.run(work, l.stream());
             const size_t bad = wrongElements(c).count;
             wrongRuns += bad != 0;
             wrongElems += bad;
@@ -355,12 +323,10 @@ course::Mismatch wrongElements(const Chain& c) {
 void timelines(course::Lesson& l, const Chain& c) {
     course::timeline::Recorder rec(4u * c.blocks() + 64u);
     for (const char* name : {"plain", "pdl", "pdl-early", "graph-pdl"}) {
-        const Schedule* s = &course::byName(kSchedules, name);
-        std::unique_ptr<course::Graph> g(
-            s->graph ? new course::Graph(c.capture(s->kind, l.stream()))
-                     : nullptr);
+        const course::Work work =
+            c.work(course::byName(kSchedules, name), l.stream());
         // the K steps, in start order
-        const auto grids = rec.capture([&] { c.run(*s, g.get(), l.stream()); });
+        const auto grids = rec.capture([&] { c.run(work, l.stream()); });
         // Steps 2 and 3 of 4: a primary and its secondary in steady state.
         const auto& primary = grids.at(1);
         const auto& secondary = grids.at(2);
@@ -402,20 +368,15 @@ int main(int argc, char** argv) {
     }
     const size_t maxN = *std::max_element(sizes.begin(), sizes.end());
 
-    course::DeviceArray<float> buf0(maxN), buf1(maxN), table(kTableSize);
     std::vector<float> t(kTableSize);
     for (int j = 0; j < kTableSize; ++j) {
         t[j] = static_cast<float>(j % 3);
     }
-    CUDA_CHECK(cudaMemcpy(table, t.data(), sizeof(float) * kTableSize,
-                          cudaMemcpyHostToDevice));
+    course::DeviceArray<float> buf0(maxN), buf1(maxN), table(t);
     if (!l.args().quick) {
         l.timing().batch = 10;  // ten chains a sample: 40 to 640 kernels
     }
-    l.setting(course::Row()
-                  .integer("threads", kThreads)
-                  .integer("samples", l.timing().samples)
-                  .integer("chains_per_sample", l.timing().batch));
+    l.setting(course::Row().integer("threads", kThreads));
 
 #if defined(DAY58_READ_BEFORE_WAIT)
     std::printf(
@@ -438,16 +399,10 @@ int main(int argc, char** argv) {
     for (size_t n : sizes) {
         for (int k : lengths) {
             const Chain c{n, k, {buf0, buf1}, table};
-            for (const Schedule& s : kSchedules) {
-                if (!l.wants(s.name)) {
-                    continue;
-                }
-                std::unique_ptr<course::Graph> g(
-                    s.graph ? new course::Graph(c.capture(s.kind, l.stream()))
-                            : nullptr);
-                c.run(s, g.get(), l.stream());
+            for (const Schedule* s : l.chosen(kSchedules)) {
+                c.run(c.work(*s, l.stream()), l.stream());
                 const course::Mismatch m = wrongElements(c);
-                l.check(std::string(s.name) + " n=" + std::to_string(n) +
+                l.check(std::string(s->name) + " n=" + std::to_string(n) +
                             " K=" + std::to_string(k),
                         m.count == 0,
                         m.count == 0
@@ -456,9 +411,8 @@ int main(int argc, char** argv) {
             }
         }
     }
-    if (l.failures() != 0) {
-        std::fprintf(stderr, "day58_pdl: nothing was timed\n");
-    } else if (l.args().profile) {
+    // Never time a wrong kernel.
+    if (l.failures() == 0 && l.args().profile) {
         // One plain step per size, for ncu: how many waves, how busy.
         for (size_t n : sizes) {
             const Chain c{n, 1, {buf0, buf1}, table};
@@ -466,8 +420,7 @@ int main(int argc, char** argv) {
                 l, "step n=" + std::to_string(n),
                 [&](cudaStream_t s) { c.enqueue(Kind::Plain, s); });
         }
-    } else if (!l.args().checkOnly) {
-        std::printf("every schedule checked exactly at every size and K\n");
+    } else if (l.failures() == 0 && !l.args().checkOnly) {
         for (size_t n : sizes) {
             for (int k : lengths) {
                 timeChain(l, Chain{n, k, {buf0, buf1}, table});

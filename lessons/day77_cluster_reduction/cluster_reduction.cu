@@ -4,62 +4,34 @@
 //
 // One question, asked several ways: when does combining blocks' work
 // inside a cluster, through each other's shared memory, beat going to
-// global memory? The program takes the cost of a cluster apart, builds the
-// schedules where DSMEM can pay, measures them against what a user would
-// call instead (cub::DeviceHistogram), and uses DSMEM for a halo exchange.
+// global memory? The groups, which --only takes:
 //
-//   group           rows                 what they price
-//   first-and-costs atomic               one block per 512 elements, one
-//                                        same-address atomicAdd per block
-//                   dsm-1/2/4/8          the same blocks in clusters; rank 0
-//                                        reads the others' partials through
-//                                        DSMEM, one atomic per cluster
-//                   store                the block reduction alone: each
-//                                        block stores its partial
-//                   cluster-launch-N     `store` launched in clusters of N,
-//                                        no barrier: the launch's price
-//                   cluster-store-N      the cluster tail with a store in
-//                                        place of the atomic: launch and
-//                                        both barriers
-//                   atomics-only         the atomics alone, no loads
-//   persistent      persistent-*         a grid sized to the machine, one
-//                                        tail per block: atomic or cluster
-//   histogram       histogram-*-B-D      B bins (256, 4,096, 65,536), keys
-//                                        uniform or skewed (D): global
-//                                        atomics, per-block private
-//                                        histograms flushed with atomics or
-//                                        combined in a cluster, the bins
-//                                        spread over a cluster, and CUB
-//   stencil         stencil-global/dsm   a 3-point stencil, halo from global
-//                                        memory or from the neighbour block
-//   latency         chase-*, bandwidth   how far away DSMEM is
+//   first-and-costs  one same-address atomic per block, against clusters
+//                    of 1 to 8 whose rank 0 reads the others' partials
+//                    through DSMEM, and the cost taken apart
+//   persistent       a grid sized to the machine, one tail per block
+//   histogram        256 to 65,536 bins, uniform or skewed keys: global
+//                    atomics, private copies (combined in a cluster), bins
+//                    spread over a cluster, and CUB
+//   stencil          a 3-point stencil's halo from global memory or from
+//                    the neighbour block's shared memory
+//   latency          how far away DSMEM is: a pointer chase, and bandwidth
 //
-// Every reduction sums all-ones input whose count is under 2^24, so every
-// partial and running total is a whole number a float holds exactly, in
-// any order (day 24's trick): its check is exact. Histograms are compared
-// with the host's counts bin by bin; the stencil with a float64 reference;
-// the chase with the index the host predicts. Nothing is timed before its
-// check has run.
+// Every reduction sums ones, fewer than 2^24, so every partial is a whole
+// number a float holds exactly, in any order (day 24's trick): its check
+// is exact. Nothing is timed before its check has run.
 //
-// Other builds of this file:
-//   day77_cluster_reduction_no_trailing_sync
-//   (-DDAY77_DROP_TRAILING_CLUSTER_SYNC)
-//       the trailing cluster.sync() calls removed: the bug the page shows.
-//   day77_cluster_reduction_timeline  (-DCOURSE_TIMELINE) when each block of
-//       the first schedule started and ended, plainly and in clusters.
+// Other builds: day77_cluster_reduction_no_trailing_sync (the trailing
+// cluster.sync() calls removed: the bug the page shows) and
+// day77_cluster_reduction_timeline (when each block started and ended).
 //
 // Build:  cmake --build build --target day77_cluster_reduction
-// Run:    build/bin/day77_cluster_reduction                  everything
-//         build/bin/day77_cluster_reduction --only histogram  one group
-//         build/bin/day77_cluster_reduction --size 65536 --quick
+// Run:    build/bin/day77_cluster_reduction [--only histogram] [--size 65536]
 //
-// Needs compute capability 9.0 (clusters and DSMEM exist on Hopper and
-// newer). -arch=sm_90, not sm_90a: nothing here is architecture-specific,
-// and sm_90 embeds PTX the driver compiles forward onto newer GPUs.
-//
-// Whether this program has run on real hardware is not written here: the
-// day's README shows the promoted run and its provenance, or says
-// UNVERIFIED. See research/REVIEW-PROCESS.md.
+// Needs compute capability 9.0 (clusters and DSMEM exist from Hopper on):
+// -arch=sm_90, not sm_90a, as nothing here is architecture-specific and
+// sm_90 embeds PTX the driver compiles forward onto newer GPUs. The day's
+// README shows the promoted run of this program, or says UNVERIFIED.
 
 #include <cstdint>
 #include <cstdio>
@@ -236,24 +208,9 @@ __global__ void atomicsOnly(size_t n, float* __restrict__ sum) {
 template <bool kClusterTail>
 __global__ void persistentReduce(const float* __restrict__ in, size_t n,
                                  float* __restrict__ sum) {
-    const size_t n4 = n / 4;
-    const float4* in4 = reinterpret_cast<const float4*>(in);
-    const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
-    const size_t first =
-        blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-
-    float acc = 0.0f;
-    for (size_t i = first; i < n4; i += stride) {
-        const float4 v = in4[i];
-        acc += (v.x + v.y) + (v.z + v.w);
-    }
-    // The n % 4 leftovers, at most three, go to the first threads.
-    if (first < n - 4 * n4) {
-        acc += in[4 * n4 + first];
-    }
-
     __shared__ float blockTotal;
-    const float total = course::blockSum<kThreadsPerBlock>(acc);
+    const float total =
+        course::blockSum<kThreadsPerBlock>(course::gridStrideSum(in, n));
     if (threadIdx.x == 0) {
         blockTotal = total;
     }
@@ -288,23 +245,6 @@ __global__ void persistentReduce(const float* __restrict__ in, size_t n,
     }
 }
 
-// Histogram keys below `bins`: uniform, or (skewed) kHotFraction of them
-// in kHotBins evenly spaced bins. Launch assumption: one thread per key.
-__global__ void fillKeys(unsigned int* keys, size_t n, unsigned int bins,
-                         bool skewed) {
-    const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-    if (i >= n) {
-        return;
-    }
-    const unsigned int uniform =
-        static_cast<unsigned int>(course::hashUnit(i, 777u) * bins) % bins;
-    const unsigned int hot =
-        static_cast<unsigned int>(course::hashUnit(i, 999u) * kHotBins) %
-        kHotBins * (bins / kHotBins);
-    keys[i] =
-        (skewed && course::hashUnit(i, 555u) < kHotFraction) ? hot : uniform;
-}
-
 // snippet: histogram-kernels
 // Histograms: many global atomics per block, where combining on chip can
 // pay. `out` holds `bins` counters, zeroed by the caller; every key is
@@ -326,10 +266,7 @@ __global__ void histogramPrivate(const unsigned int* __restrict__ keys,
         local[k] = 0;
     }
     __syncthreads();  // every counter zeroed before any thread counts
-    const size_t stride = static_cast<size_t>(gridDim.x) * kThreadsPerBlock;
-    for (size_t i =
-             blockIdx.x * static_cast<size_t>(kThreadsPerBlock) + threadIdx.x;
-         i < n; i += stride) {
+    for (size_t i = course::threadIndex(); i < n; i += course::threadCount()) {
         atomicAdd(&local[keys[i]], 1u);
     }
     if constexpr (!kCluster) {
@@ -382,10 +319,7 @@ __global__ void histogramDistributed(const unsigned int* __restrict__ keys,
     }
     // Every rank's slice zeroed before any block counts into it.
     cluster.sync();
-    const size_t stride = static_cast<size_t>(gridDim.x) * kThreadsPerBlock;
-    for (size_t i =
-             blockIdx.x * static_cast<size_t>(kThreadsPerBlock) + threadIdx.x;
-         i < n; i += stride) {
+    for (size_t i = course::threadIndex(); i < n; i += course::threadCount()) {
         const unsigned int key = keys[i];
         atomicAdd(cluster.map_shared_rank(slice, key / per) + key % per, 1u);
     }
@@ -405,10 +339,7 @@ __global__ void histogramDistributed(const unsigned int* __restrict__ keys,
 __global__ void histogramGlobal(const unsigned int* __restrict__ keys, size_t n,
                                 unsigned int /*bins*/,
                                 unsigned int* __restrict__ out) {
-    const size_t stride = static_cast<size_t>(gridDim.x) * kThreadsPerBlock;
-    for (size_t i =
-             blockIdx.x * static_cast<size_t>(kThreadsPerBlock) + threadIdx.x;
-         i < n; i += stride) {
+    for (size_t i = course::threadIndex(); i < n; i += course::threadCount()) {
         atomicAdd(&out[keys[i]], 1u);
     }
 }
@@ -418,42 +349,43 @@ __global__ void histogramGlobal(const unsigned int* __restrict__ keys, size_t n,
 // 3-point stencil, out[i] = 0.25 in[i-1] + 0.5 in[i] + 0.25 in[i+1], with
 // 0 outside [0, n). Each block owns kThreadsPerBlock outputs; its two halo
 // elements are the neighbouring blocks' edge elements, which those blocks
-// have already loaded into their shared memory. Inside a cluster they are
-// read from there through DSMEM; at the cluster's ends, from global.
+// have already loaded into their shared memory. With kDsm, inside a
+// cluster they are read from there through DSMEM; at the cluster's ends,
+// and without kDsm everywhere, from global memory (where they mostly hit
+// in cache: the neighbour loaded them too).
 //
-// Launch assumption: blockDim.x == kThreadsPerBlock, clusters of
-// kStencilCluster along x, grid a multiple of the cluster size (padded
-// blocks past n load zeros and store nothing).
-__global__ void stencilDsm(const float* __restrict__ in, size_t n,
-                           float* __restrict__ out) {
+// Launch assumption: blockDim.x == kThreadsPerBlock; with kDsm in clusters
+// of kStencilCluster along x, the grid a multiple of it (padded blocks past
+// n load zeros and store nothing).
+template <bool kDsm>
+__global__ void stencil3(const float* __restrict__ in, size_t n,
+                         float* __restrict__ out) {
     __shared__ float tile[kThreadsPerBlock + 2];  // [0] and [last]: halo
-    cg::cluster_group cluster = cg::this_cluster();
     const unsigned int tid = threadIdx.x;
-    const unsigned int rank = cluster.block_rank();
     const size_t base = blockIdx.x * static_cast<size_t>(kThreadsPerBlock);
     const size_t i = base + tid;
-
+    const size_t next = base + kThreadsPerBlock;
     tile[tid + 1] = (i < n) ? in[i] : 0.0f;
-
-    // cluster.sync() is a barrier for every thread of every block in the
-    // cluster, with release/acquire ordering: this block's own tile is
-    // complete (it subsumes a __syncthreads()) and so are the neighbours'.
-    cluster.sync();
-
-    if (tid == 0) {  // left halo: the previous block's last element
-        if (rank > 0) {
+    unsigned int rank = 0, ranks = 1;
+    if constexpr (kDsm) {
+        cg::cluster_group cluster = cg::this_cluster();
+        rank = cluster.block_rank();
+        ranks = cluster.num_blocks();
+        // A barrier for every thread of every block in the cluster, with
+        // release/acquire ordering: this block's own tile is complete (it
+        // subsumes a __syncthreads()) and so are the neighbours'.
+        cluster.sync();
+        if (tid == 0 && rank > 0) {  // left halo: the previous block's last
             tile[0] = cluster.map_shared_rank(tile, rank - 1)[kThreadsPerBlock];
-        } else {
-            tile[0] = (base > 0 && base - 1 < n) ? in[base - 1] : 0.0f;
-        }
-    } else if (tid == 1) {  // right halo: the next block's first element
-        const size_t next = base + kThreadsPerBlock;
-        if (rank + 1 < cluster.num_blocks()) {
+        } else if (tid == 1 && rank + 1 < ranks) {  // right: the next's first
             tile[kThreadsPerBlock + 1] =
                 cluster.map_shared_rank(tile, rank + 1)[1];
-        } else {
-            tile[kThreadsPerBlock + 1] = (next < n) ? in[next] : 0.0f;
         }
+    }
+    if (tid == 0 && rank == 0) {
+        tile[0] = (base > 0 && base - 1 < n) ? in[base - 1] : 0.0f;
+    } else if (tid == 1 && rank + 1 == ranks) {
+        tile[kThreadsPerBlock + 1] = (next < n) ? in[next] : 0.0f;
     }
     __syncthreads();  // the halo slots written before any thread reads them
 
@@ -461,39 +393,16 @@ __global__ void stencilDsm(const float* __restrict__ in, size_t n,
         out[i] =
             0.25f * tile[tid] + 0.5f * tile[tid + 1] + 0.25f * tile[tid + 2];
     }
-
 #ifndef DAY77_DROP_TRAILING_CLUSTER_SYNC
-    // Load bearing: the neighbours may still be reading this block's tile.
-    // The cuda-oxide book's version of this kernel omits it.
-    cluster.sync();
+    if constexpr (kDsm) {
+        // Load bearing: the neighbours may still be reading this block's
+        // tile. The cluster chapter of the cuda-oxide book (NVlabs/cuda-oxide
+        // on GitHub, read 2026-11-29) omits it in its version of this kernel.
+        cg::this_cluster().sync();
+    }
 #endif
 }
 // end snippet
-
-// The comparison: the same tile, with both halo elements read from global
-// memory (where they usually hit in L1 or L2, since the neighbouring block
-// loaded them too). Launch assumption: as stencilDsm, without clusters.
-__global__ void stencilGlobal(const float* __restrict__ in, size_t n,
-                              float* __restrict__ out) {
-    __shared__ float tile[kThreadsPerBlock + 2];
-    const unsigned int tid = threadIdx.x;
-    const size_t base = blockIdx.x * static_cast<size_t>(kThreadsPerBlock);
-    const size_t i = base + tid;
-
-    tile[tid + 1] = (i < n) ? in[i] : 0.0f;
-    if (tid == 0) {
-        tile[0] = (base > 0 && base - 1 < n) ? in[base - 1] : 0.0f;
-    } else if (tid == 1) {
-        const size_t next = base + kThreadsPerBlock;
-        tile[kThreadsPerBlock + 1] = (next < n) ? in[next] : 0.0f;
-    }
-    __syncthreads();  // tile and halo complete before any thread reads
-
-    if (i < n) {
-        out[i] =
-            0.25f * tile[tid] + 0.5f * tile[tid + 1] + 0.25f * tile[tid + 2];
-    }
-}
 
 // Where the latency chase's links live.
 enum class Chase {
@@ -604,8 +513,6 @@ __global__ void sharedBandwidth(float* __restrict__ sums, int reps) {
 
 namespace {
 
-using Enqueue = std::function<void(cudaStream_t)>;
-
 // Everything the groups share: the lesson, the size, the all-ones input.
 struct Run {
     Run(course::Lesson& lesson, size_t count)
@@ -625,21 +532,35 @@ struct Run {
     course::DeviceArray<float> in, sum, partials;  // in: n ones
 };
 
+// Histogram key i, below `bins`: uniform, or (skewed) kHotFraction of the
+// keys in kHotBins evenly spaced bins.
+unsigned int key(size_t i, unsigned int bins, bool skewed) {
+    const unsigned int uniform =
+        static_cast<unsigned int>(course::hashUnit(i, 777u) * bins) % bins;
+    const unsigned int hot =
+        static_cast<unsigned int>(course::hashUnit(i, 999u) * kHotBins) %
+        kHotBins * (bins / kHotBins);
+    return skewed && course::hashUnit(i, 555u) < kHotFraction ? hot : uniform;
+}
+
 // One row of a group, as data: its name, the cluster size it launches
-// with (0: no cluster), its global atomics per launch (-1: not counted),
-// the bytes it moves per launch (for GB/s), how it is checked, what it
-// enqueues, and what else its JSON row says about it.
+// with (0: no clusters), its global atomics per launch (-1: not counted),
+// the bytes it moves per launch (for GB/s), what it enqueues, what else
+// its JSON row says, (the reductions) how many partials it stores (0: it
+// adds into one sum), and the rows the rule compares it against.
 struct Mode {
     std::string name;
     int cluster;
     long long atomics;
     double bytes;
-    std::function<bool()> check;
-    Enqueue enqueue;
-    course::Row fields;
+    course::Work enqueue;
+    course::Row fields = course::Row();
+    int stored = 0;
+    std::vector<std::string> against = {};
 };
 
-// A launch of `kernel` over `blocks` blocks in clusters of `cluster`.
+// A launch of `kernel` over `blocks` blocks in clusters of `cluster` (0:
+// without clusters), with `smem` bytes of dynamic shared memory a block.
 template <typename... KernelArgs, typename... Args>
 void inClusters(void (*kernel)(KernelArgs...), int blocks, int cluster,
                 cudaStream_t s, size_t smem, Args&&... args) {
@@ -649,408 +570,296 @@ void inClusters(void (*kernel)(KernelArgs...), int blocks, int cluster,
         std::forward<Args>(args)...);
 }
 
-// Runs `enqueue` once on a zeroed accumulator; the sum must be n exactly.
-bool checkSum(Run& r, const std::string& name, const Enqueue& enqueue) {
-    CUDA_CHECK(cudaMemsetAsync(r.sum, 0, sizeof(float), r.l.stream()));
-    enqueue(r.l.stream());
-    const double got = course::toHost(r.sum, 1)[0];
-    char detail[120];
-    std::snprintf(detail, sizeof detail, "got %.9g, want %zu", got, r.n);
-    return r.l.check(name, got == static_cast<double>(r.n), detail);
-}
-
-// Runs `enqueue` once over poisoned partials; the first `count` must add
-// up to n exactly (an unwritten one is NaN and fails).
-bool checkStored(Run& r, const std::string& name, int count,
-                 const Enqueue& enqueue) {
-    course::poison(r.partials, static_cast<size_t>(count), r.l.stream());
-    enqueue(r.l.stream());
+// The reductions' check: the ones must add up to n exactly, in *sum (an
+// atomic tail) or in the `stored` partials (an unwritten one is NaN).
+bool checkTotal(Run& r, const Mode& m) {
+    if (m.stored == 0) {
+        CUDA_CHECK(cudaMemsetAsync(r.sum, 0, sizeof(float), r.l.stream()));
+    } else {
+        course::poison(r.partials, static_cast<size_t>(m.stored), r.l.stream());
+    }
+    m.enqueue(r.l.stream());
     double got = 0.0;
-    for (float v : course::toHost(r.partials, static_cast<size_t>(count))) {
+    for (float v : course::toHost(r.partials, static_cast<size_t>(m.stored))) {
         got += v;
     }
-    char detail[120];
-    std::snprintf(detail, sizeof detail, "%d partials add to %.9g, want %zu",
-                  count, got, r.n);
-    return r.l.check(name, got == static_cast<double>(r.n), detail);
+    got = m.stored == 0 ? course::toHost(r.sum, 1)[0] : got;
+    return r.l.check(m.name, got == static_cast<double>(r.n),
+                     course::format("%d partials (0: the sum) give %.9g, "
+                                    "want %zu",
+                                    m.stored, got, r.n));
+}
+
+// The other groups' check: `m` run once over a poisoned `out` of `count`
+// values, each within `tol` of want(i).
+template <typename T, typename Want>
+bool checkValues(Run& r, const std::string& name, const Mode& m, T* out,
+                 size_t count, Want want, double tol = 0.0) {
+    course::poison(out, count, r.l.stream());
+    m.enqueue(r.l.stream());
+    const course::Mismatch bad = course::compareAll(
+        course::toHost(out, count), want,
+        [tol](double g, double w) { return std::fabs(g - w) <= tol; });
+    return r.l.check(
+        name, bad.count == 0,
+        bad.count == 0 ? "every value as expected" : bad.describe("values"));
 }
 
 // Checks every mode, then (only if all passed) times them as one set in
 // batch and in cold mode (course/sets.cuh: interleaved, until the rule
-// decides each pair of `versus`), a JSON row per mode and mode of timing.
-// `twin`: the mode timed a second time beside itself, "NAME-twin", the
-// same code whose verdict against itself measures the rule's error rate.
+// decides each mode against each of its `against`; `twin` timed twice, the
+// rule's measured false-call rate), a JSON row per mode and timing.
 void checkAndTime(Run& r, const char* group, const std::string& label,
-                  const std::string& title, std::vector<Mode>& modes,
-                  std::vector<course::Versus> versus,
-                  const std::string& twin = "") {
+                  const std::vector<Mode>& modes,
+                  const std::function<bool(const Mode&)>& check,
+                  const std::string& twin) {
     bool ok = true;
-    for (Mode& m : modes) {
-        ok &= m.check();
+    for (const Mode& m : modes) {
+        ok &= check(m);
     }
     if (!ok || r.l.args().checkOnly) {
         return;  // never time a wrong kernel
     }
     if (r.l.args().profile) {
-        for (Mode& m : modes) {
+        for (const Mode& m : modes) {
             course::profileRow(r.l, std::string(group) + " " + m.name,
                                m.enqueue);
         }
         return;
     }
-    // Where the bytes come from: DRAM, except in the latency group, which
-    // reads shared memory.
+    // Where the bytes come from: the latency group reads shared memory.
     const char* memory = std::string(group) == "latency" ? "shared" : "dram";
     std::vector<course::Contender> set;
+    std::vector<course::Versus> versus;
     for (const Mode& m : modes) {
-        for (bool again : {false, true}) {
-            if (again && m.name != twin) {
-                continue;
-            }
-            const std::string name = m.name + (again ? "-twin" : "");
-            set.push_back({name,
-                           course::Row()
-                               .str("group", group)
-                               .str("mode", name)
-                               .str("memory", memory)
-                               .integer("elements", static_cast<long long>(r.n))
-                               .integer("global_atomics", m.atomics)
-                               .integer("cluster", m.cluster)
-                               .merge(m.fields),
-                           m.bytes, m.enqueue});
+        for (const std::string& other : m.against) {
+            versus.push_back({m.name, other});
         }
+        set.push_back({"mode", m.name,
+                       course::Row()
+                           .str("group", group)
+                           .str("memory", memory)
+                           .integer("elements", static_cast<long long>(r.n))
+                           .integer("global_atomics", m.atomics)
+                           .integer("cluster", m.cluster)
+                           .merge(m.fields),
+                       m.bytes, m.enqueue});
     }
-    if (!twin.empty()) {
-        versus.push_back({twin + "-twin", twin});
-    }
-    std::printf("\n%s\n", title.c_str());
     for (course::TimingMode mode :
          {course::TimingMode::Batch, course::TimingMode::Cold}) {
-        course::timeSet(r.l, label, mode, set, versus);
+        course::timeSet(r.l, label, mode, set, versus, {twin});
     }
 }
 
-// Lets `kernel` use as much dynamic shared memory as a block may have
-// (the H200 allows 227 KiB per block, 48 KiB without asking).
+// The cluster sizes this lesson tries that `kernel` launches with here,
+// from `smallest` up to `limit`: the powers of two up to the portable 8,
+// and 16 where the GPU allows it.
 template <typename... KernelArgs>
-void allowAllSharedMemory(const course::Lesson& l,
-                          void (*kernel)(KernelArgs...)) {
-    CUDA_CHECK(cudaFuncSetAttribute(
-        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-        static_cast<int>(l.gpu().sharedMemPerBlockOptin)));
+std::vector<int> clusterSizes(void (*kernel)(KernelArgs...), int limit,
+                              size_t smem = 0, int smallest = 1) {
+    return course::clusterSizes(
+        kernel, kThreadsPerBlock,
+        {1, 2, 4, kMaxPortableCluster, kMaxNonPortableCluster}, smallest, limit,
+        smem);
 }
 
-// The largest cluster `kernel` can launch with here, using `smem` bytes of
-// dynamic shared memory, after opting in to the non-portable sizes.
-template <typename... KernelArgs>
-int maxCluster(void (*kernel)(KernelArgs...), size_t smem = 0) {
-    return course::maxClusterSize(kernel, kThreadsPerBlock,
-                                  kMaxNonPortableCluster, smem);
-}
-
-std::vector<int> clusterSizes(int maxCluster, int smallest = 1) {
-    std::vector<int> out;
-    for (int c : {1, 2, 4, kMaxPortableCluster, kMaxNonPortableCluster}) {
-        if (c >= smallest && c <= maxCluster) {
-            out.push_back(c);
+// The first schedule and its costs taken apart, one kernel of the same
+// shape a row, over the first schedule's blocks (padded to whole clusters):
+// what the timed group and the timeline build both launch.
+std::vector<Mode> firstModes(Run& r) {
+    using Kernel = void (*)(const float*, size_t, float*);
+    // toSum: an atomic tail into *sum, else partials, one a cluster
+    // (perCluster) or one a block; against: the row the rule compares it
+    // with ("": none), at this row's cluster size where sameSize.
+    const struct {
+        const char* name;
+        Kernel kernel;
+        bool clustered;  // one row per cluster size, NAME-C
+        bool toSum, perCluster;
+        const char *part, *against;
+        bool sameSize;
+    } shapes[] = {{"atomic", reduceBlock<Tail::Atomic>, false, true, false,
+                   "first", "atomics-only", false},
+                  {"dsm", reduceClusterDsm<Tail::Atomic>, true, true, false,
+                   "first", "atomic", false},
+                  {"store", reduceBlock<Tail::Store>, false, false, false,
+                   "costs", "", false},
+                  {"cluster-launch", reduceBlock<Tail::Store>, true, false,
+                   false, "costs", "store", false},
+                  {"cluster-store", reduceClusterDsm<Tail::Store>, true, false,
+                   true, "costs", "cluster-launch", true}};
+    const double bytes = static_cast<double>(r.n) * sizeof(float);
+    const size_t n = r.n;
+    const float* in = r.in;
+    std::vector<Mode> modes;
+    for (const auto& shape : shapes) {
+        for (int c : shape.clustered
+                         ? clusterSizes(reduceClusterDsm<Tail::Atomic>,
+                                        kMaxPortableCluster)
+                         : std::vector<int>{0}) {
+            const int grid = static_cast<int>(
+                course::roundUp(r.firstBlocks, std::max(c, 1)));
+            const int blocks = shape.perCluster ? grid / c : grid;
+            float* out = shape.toSum ? r.sum.get() : r.partials.get();
+            const Kernel k = shape.kernel;
+            const std::string size = c ? "-" + std::to_string(c) : "";
+            const std::string against =
+                *shape.against ? shape.against + (shape.sameSize ? size : "")
+                               : "";
+            modes.push_back({shape.name + size, c, shape.toSum ? blocks : 0,
+                             bytes,
+                             [=](cudaStream_t s) {
+                                 inClusters(k, grid, c, s, 0, in, n, out);
+                             },
+                             course::Row().str("part", shape.part),
+                             shape.toSum ? 0 : blocks});
+            if (!against.empty()) {
+                modes.back().against = {against};
+            }
         }
     }
-    return out;
-}
-
-// The largest grid that every cluster size in `clusters` holds in a
-// single wave, a multiple of the largest cluster: a cluster must fit
-// inside one GPC, so large clusters strand SMs. Records what the
-// occupancy API said.
-template <typename... KernelArgs>
-int oneWaveGrid(Run& r, void (*kernel)(KernelArgs...), const char* what,
-                const std::vector<int>& clusters, size_t smem = 0) {
-    int perSm = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &perSm, kernel, kThreadsPerBlock, smem));
-    int grid = r.l.gpu().multiProcessorCount * perSm;
-    for (int c : clusters) {
-        const int active = course::maxActiveClusters(
-            kernel, kThreadsPerBlock,
-            {static_cast<unsigned int>(c), false, smem});
-        r.l.row(course::Row()
-                    .str("group", "occupancy")
-                    .str("mode", std::string(what) + "-clusters-of-" +
-                                     std::to_string(c))
-                    .integer("blocks_per_sm", perSm)
-                    .integer("active_clusters", active)
-                    .integer("blocks", active * c));
-        grid = std::min(grid, active * c);
-    }
-    const int largest = clusters.empty() ? 1 : clusters.back();
-    return std::max(largest, (grid / largest) * largest);
-}
-
-// The first schedule's rows and its costs taken apart, unchecked: what the
-// timed group and the timeline build both launch.
-std::vector<Mode> firstModes(Run& r) {
-    const double bytes = static_cast<double>(r.n) * sizeof(float);
     const int blocks = r.firstBlocks;
-    float* in = r.in;
     float* sum = r.sum;
-    float* partials = r.partials;
-    const size_t n = r.n;
-    std::vector<Mode> modes = {
-        {"atomic", 0, blocks, bytes, nullptr,
-         [=](cudaStream_t s) {
-             reduceBlock<Tail::Atomic>
-                 <<<blocks, kThreadsPerBlock, 0, s>>>(in, n, sum);
-         },
-         course::Row().str("part", "first")},
-        {"store", 0, 0, bytes, nullptr,
-         [=](cudaStream_t s) {
-             reduceBlock<Tail::Store>
-                 <<<blocks, kThreadsPerBlock, 0, s>>>(in, n, partials);
-         },
-         course::Row().str("part", "costs")}};
-    const int largest = maxCluster(reduceClusterDsm<Tail::Atomic>);
-    for (int c : clusterSizes(std::min(largest, kMaxPortableCluster))) {
-        const int padded = static_cast<int>(course::roundUp(blocks, c));
-        const std::string cs = std::to_string(c);
-        modes.push_back({"dsm-" + cs, c, padded / c, bytes, nullptr,
-                         [=](cudaStream_t s) {
-                             inClusters(reduceClusterDsm<Tail::Atomic>, padded,
-                                        c, s, 0, in, n, sum);
-                         },
-                         course::Row().str("part", "first")});
-        modes.push_back({"cluster-launch-" + cs, c, 0, bytes, nullptr,
-                         [=](cudaStream_t s) {
-                             inClusters(reduceBlock<Tail::Store>, padded, c, s,
-                                        0, in, n, partials);
-                         },
-                         course::Row().str("part", "costs")});
-        modes.push_back({"cluster-store-" + cs, c, 0, bytes, nullptr,
-                         [=](cudaStream_t s) {
-                             inClusters(reduceClusterDsm<Tail::Store>, padded,
-                                        c, s, 0, in, n, partials);
-                         },
-                         course::Row().str("part", "costs")});
-    }
-    modes.push_back(
-        {"atomics-only", 0, blocks, 0.0, nullptr,
-         [=](cudaStream_t s) { atomicsOnly<<<blocks, 32, 0, s>>>(n, sum); },
-         course::Row().str("part", "costs")});
+    const auto alone = [=](cudaStream_t s) {
+        atomicsOnly<<<blocks, 32, 0, s>>>(n, sum);
+    };
+    modes.push_back({"atomics-only", 0, blocks, 0.0, alone,
+                     course::Row().str("part", "costs")});
     return modes;
 }
 
 void firstAndCosts(Run& r) {
-    const int blocks = r.firstBlocks;
-    std::vector<Mode> modes = firstModes(r);
-    // How each is checked: the atomic tails by their sum, the stores by
-    // their partials (a cluster store writes one per cluster, a cluster
-    // launch one per block, padding included).
-    std::vector<course::Versus> versus = {{"atomic", "atomics-only"}};
-    for (Mode& m : modes) {
-        const int padded =
-            static_cast<int>(course::roundUp(blocks, std::max(m.cluster, 1)));
-        const int count = m.name.rfind("cluster-store-", 0) == 0
-                              ? padded / m.cluster
-                          : m.cluster > 0 ? padded
-                                          : blocks;
-        m.check = m.atomics > 0
-                      ? std::function<bool()>(
-                            [&r, &m] { return checkSum(r, m.name, m.enqueue); })
-                      : [&r, &m, count] {
-                            return checkStored(r, m.name, count, m.enqueue);
-                        };
-        const std::string cs = std::to_string(m.cluster);
-        if (m.name.rfind("dsm-", 0) == 0) {
-            versus.push_back({m.name, "atomic"});
-        } else if (m.name.rfind("cluster-launch-", 0) == 0) {
-            versus.push_back({m.name, "store"});
-        } else if (m.name.rfind("cluster-store-", 0) == 0) {
-            versus.push_back({m.name, "cluster-launch-" + cs});
-        }
-    }
-    checkAndTime(r, "first-and-costs", "first-and-costs",
-                 "the first schedule (one block per 512 elements), and its "
-                 "costs taken apart one piece at a time",
-                 modes, versus, "atomic");
+    checkAndTime(
+        r, "first-and-costs", "first-and-costs", firstModes(r),
+        [&r](const Mode& m) { return checkTotal(r, m); }, "atomic");
 }
 
 void persistent(Run& r) {
-    const double bytes = static_cast<double>(r.n) * sizeof(float);
     const std::vector<int> clusters =
-        clusterSizes(maxCluster(persistentReduce<true>));
+        clusterSizes(persistentReduce<true>, kMaxNonPortableCluster);
     // One grid for every row, so the rows differ only in their tails.
     const int grid =
-        oneWaveGrid(r, persistentReduce<true>, "persistent", clusters);
-    float* in = r.in;
+        course::oneWaveGrid(persistentReduce<true>, kThreadsPerBlock, clusters);
+    const double bytes = static_cast<double>(r.n) * sizeof(float);
+    const float* in = r.in;
     float* sum = r.sum;
     const size_t n = r.n;
     std::vector<Mode> modes = {
-        {"persistent-atomic", 0, grid, bytes, nullptr, [=](cudaStream_t s) {
-             persistentReduce<false>
-                 <<<grid, kThreadsPerBlock, 0, s>>>(in, n, sum);
+        {"persistent-atomic", 0, grid, bytes, [=](cudaStream_t s) {
+             inClusters(persistentReduce<false>, grid, 0, s, 0, in, n, sum);
          }}};
-    std::vector<course::Versus> versus;
     for (int c : clusters) {
         modes.push_back({"persistent-dsm-" + std::to_string(c), c, grid / c,
-                         bytes, nullptr, [=](cudaStream_t s) {
+                         bytes, [=](cudaStream_t s) {
                              inClusters(persistentReduce<true>, grid, c, s, 0,
                                         in, n, sum);
                          }});
-        versus.push_back({modes.back().name, "persistent-atomic"});
+        modes.back().against = {"persistent-atomic"};
     }
-    for (Mode& m : modes) {
-        m.check = [&r, &m] { return checkSum(r, m.name, m.enqueue); };
-    }
-    checkAndTime(r, "persistent", "persistent",
-                 "persistent schedule: " + std::to_string(grid) +
-                     " blocks, one wave for every cluster size",
-                 modes, versus, "persistent-atomic");
+    checkAndTime(
+        r, "persistent", "persistent", modes,
+        [&r](const Mode& m) { return checkTotal(r, m); }, "persistent-atomic");
 }
 
 // The histogram at one bin count and key distribution: every way this
 // lesson knows, and CUB's, checked bin by bin and timed.
-void histogramCase(Run& r, unsigned int bins, bool skewed, void* cubTemp,
-                   size_t cubBytes) {
+void histogramCase(Run& r, unsigned int bins, bool skewed) {
     const size_t n = r.n;
     const char* dist = skewed ? "skewed" : "uniform";
-    course::DeviceArray<unsigned int> keyArray(n), outArray(bins);
-    unsigned int* keys = keyArray;  // the lambdas below copy the pointers
-    unsigned int* out = outArray;
-    fillKeys<<<static_cast<unsigned int>(course::ceilDiv(n, 256)), 256, 0,
-               r.l.stream()>>>(keys, n, bins, skewed);
-    CUDA_CHECK(cudaGetLastError());
+    std::vector<unsigned int> hostKeys(n);
     std::vector<double> want(bins, 0.0);
-    for (unsigned int k : course::toHost(keys, n)) {
-        want[k] += 1.0;
+    for (size_t i = 0; i < n; ++i) {
+        hostKeys[i] = key(i, bins, skewed);
+        want[hostKeys[i]] += 1.0;
     }
-    const size_t smemOptin = r.l.gpu().sharedMemPerBlockOptin;
+    course::DeviceArray<unsigned int> keyArray(hostKeys), outArray(bins);
+    const unsigned int* keys = keyArray;  // the lambdas below copy pointers
+    unsigned int* out = outArray;
+    const size_t optin = r.l.gpu().sharedMemPerBlockOptin;
     const size_t privateBytes = bins * sizeof(unsigned int);
-    const double bytes = static_cast<double>(n) * sizeof(unsigned int);
-    const course::Row fields =
-        course::Row().integer("bins", bins).str("keys", dist);
-
     std::vector<Mode> modes;
     // Every row computes the whole histogram from zero, as a user would:
-    // the reset is part of the work (CUB does its own).
-    auto add = [&](const std::string& name, int cluster, long long atomics,
-                   Enqueue work) {
-        modes.push_back({name, cluster, atomics, bytes, nullptr,
-                         [out, bins, work](cudaStream_t s) {
-                             CUDA_CHECK(cudaMemsetAsync(
-                                 out, 0, bins * sizeof(unsigned int), s));
-                             work(s);
-                         },
-                         fields});
+    // the reset is part of the work (CUB does its own). Each row is
+    // compared with CUB, a cluster row also with the rows it builds on.
+    auto add = [&](const std::string& name, int c, long long atomics,
+                   auto kernel, int grid, size_t smem,
+                   std::vector<std::string> against) {
+        against.push_back("cub");
+        modes.push_back(
+            {name, c, atomics, static_cast<double>(n) * sizeof(unsigned int),
+             [=](cudaStream_t s) {
+                 CUDA_CHECK(
+                     cudaMemsetAsync(out, 0, bins * sizeof(unsigned int), s));
+                 inClusters(kernel, grid, c, s, smem, keys, n, bins, out);
+             },
+             course::Row().integer("bins", bins).str("keys", dist), 0,
+             against});
     };
-    {
-        const int grid =
-            oneWaveGrid(r, histogramGlobal, "histogram-global", {});
-        add("global", 0, static_cast<long long>(n), [=](cudaStream_t s) {
-            histogramGlobal<<<grid, kThreadsPerBlock, 0, s>>>(keys, n, bins,
-                                                              out);
-        });
-    }
-    if (privateBytes <= smemOptin) {
-        const int grid = oneWaveGrid(r, histogramPrivate<false>,
-                                     "histogram-private", {}, privateBytes);
+    add("global", 0, static_cast<long long>(n), histogramGlobal,
+        course::oneWaveGrid(histogramGlobal, kThreadsPerBlock, {}), 0, {});
+    if (privateBytes <= optin) {
+        const int grid = course::oneWaveGrid(
+            histogramPrivate<false>, kThreadsPerBlock, {}, privateBytes);
         add("private", 0, static_cast<long long>(grid) * bins,
-            [=](cudaStream_t s) {
-                histogramPrivate<false>
-                    <<<grid, kThreadsPerBlock, privateBytes, s>>>(keys, n, bins,
-                                                                  out);
-            });
-        const std::vector<int> clusters =
-            clusterSizes(maxCluster(histogramPrivate<true>, privateBytes));
-        const int cgrid =
-            oneWaveGrid(r, histogramPrivate<true>, "histogram-private-dsm",
-                        clusters, privateBytes);
+            histogramPrivate<false>, grid, privateBytes, {});
+        const std::vector<int> clusters = clusterSizes(
+            histogramPrivate<true>, kMaxNonPortableCluster, privateBytes);
+        const int cgrid = course::oneWaveGrid(
+            histogramPrivate<true>, kThreadsPerBlock, clusters, privateBytes);
         for (int c : clusters) {
             add("private-dsm-" + std::to_string(c), c,
-                static_cast<long long>(cgrid / c) * bins, [=](cudaStream_t s) {
-                    inClusters(histogramPrivate<true>, cgrid, c, s,
-                               privateBytes, keys, n, bins, out);
-                });
+                static_cast<long long>(cgrid / c) * bins,
+                histogramPrivate<true>, cgrid, privateBytes, {"private"});
         }
     }
-    for (int c : clusterSizes(kMaxNonPortableCluster, 2)) {
+    for (int c : clusterSizes(histogramDistributed, kMaxNonPortableCluster,
+                              privateBytes / 2, 2)) {
         const size_t slice = privateBytes / c;
-        if (slice > smemOptin || maxCluster(histogramDistributed, slice) < c) {
-            continue;
+        if (slice <= optin) {
+            const int grid = course::oneWaveGrid(histogramDistributed,
+                                                 kThreadsPerBlock, {c}, slice);
+            add("distributed-" + std::to_string(c), c,
+                static_cast<long long>(grid / c) * bins, histogramDistributed,
+                grid, slice, {"global", "private"});
         }
-        const int grid = oneWaveGrid(r, histogramDistributed,
-                                     "histogram-distributed", {c}, slice);
-        add("distributed-" + std::to_string(c), c,
-            static_cast<long long>(grid / c) * bins, [=](cudaStream_t s) {
-                inClusters(histogramDistributed, grid, c, s, slice, keys, n,
-                           bins, out);
-            });
     }
     // snippet: cub-histogram
     // What a user would call instead: CUB's even-width histogram, bins
     // [k, k + 1) for k = 0 .. bins - 1. It zeroes the counters itself.
-    modes.push_back({"cub", 0, -1, bytes, nullptr,
-                     [=](cudaStream_t s) {
-                         size_t temp = cubBytes;
-                         CUDA_CHECK(cub::DeviceHistogram::HistogramEven(
-                             cubTemp, temp, keys, out,
-                             static_cast<int>(bins) + 1, 0u, bins,
-                             static_cast<int64_t>(n), s));
-                     },
-                     fields});
+    size_t cubBytes = 0;
+    CUDA_CHECK(cub::DeviceHistogram::HistogramEven(
+        nullptr, cubBytes, keys, out, static_cast<int>(bins) + 1, 0u, bins,
+        static_cast<int64_t>(n)));
+    course::DeviceArray<char> cubArray(cubBytes);
+    void* cubTemp = cubArray;
+    const auto cub = [=](cudaStream_t s) {
+        size_t bytes = cubBytes;
+        CUDA_CHECK(cub::DeviceHistogram::HistogramEven(
+            cubTemp, bytes, keys, out, static_cast<int>(bins) + 1, 0u, bins,
+            static_cast<int64_t>(n), s));
+    };
+    modes.push_back({"cub", 0, -1,
+                     static_cast<double>(n) * sizeof(unsigned int), cub,
+                     course::Row().integer("bins", bins).str("keys", dist)});
     // end snippet
-    // Each row against CUB; each cluster row against the row it builds
-    // on: a private histogram against the plain private one, a distributed
-    // one against global atomics and the private one.
-    std::vector<course::Versus> versus;
-    for (Mode& m : modes) {
-        m.check = [&r, &m, out, bins, dist, &want] {
-            course::poison(out, bins, r.l.stream());
-            m.enqueue(r.l.stream());
-            const course::Mismatch bad = course::compareAll(
-                course::toHost(out, bins), [&](size_t k) { return want[k]; },
-                [](double g, double w) { return g == w; });
-            return r.l.check(
-                "histogram " + m.name + " " + std::to_string(bins) + " bins " +
-                    dist,
-                bad.count == 0,
-                bad.count == 0 ? "every bin exact" : bad.describe("bins"));
-        };
-        if (m.name != "cub") {
-            versus.push_back({m.name, "cub"});
-        }
-        if (m.name.rfind("private-dsm-", 0) == 0) {
-            versus.push_back({m.name, "private"});
-        } else if (m.name.rfind("distributed-", 0) == 0) {
-            versus.push_back({m.name, "global"});
-            if (privateBytes <= smemOptin) {
-                versus.push_back({m.name, "private"});
-            }
-        }
-    }
-    char title[160];
-    std::snprintf(title, sizeof title, "histogram of %zu %s keys into %u bins",
-                  n, dist, bins);
-    checkAndTime(r, "histogram",
-                 "histogram " + std::to_string(bins) + " " + dist, title, modes,
-                 versus, "cub");
+    const std::string label = "histogram " + std::to_string(bins) + " " + dist;
+    checkAndTime(
+        r, "histogram", label, modes,
+        [&](const Mode& m) {
+            return checkValues(r, label + " " + m.name, m, out, bins,
+                               [&](size_t k) { return want[k]; });
+        },
+        "cub");
 }
 
 void histograms(Run& r) {
-    size_t cubBytes = 0;
-    for (unsigned int bins : kBinCounts) {
-        size_t bytes = 0;
-        CUDA_CHECK(cub::DeviceHistogram::HistogramEven(
-            nullptr, bytes, static_cast<const unsigned int*>(nullptr),
-            static_cast<unsigned int*>(nullptr), static_cast<int>(bins) + 1, 0u,
-            bins, static_cast<int64_t>(r.n)));
-        cubBytes = std::max(cubBytes, bytes);
-    }
-    course::DeviceArray<char> cubTemp(cubBytes);
-    allowAllSharedMemory(r.l, histogramPrivate<false>);
-    allowAllSharedMemory(r.l, histogramPrivate<true>);
-    allowAllSharedMemory(r.l, histogramDistributed);
+    const size_t optin = r.l.gpu().sharedMemPerBlockOptin;
+    course::allowSharedMemory(histogramPrivate<false>, optin);
+    course::allowSharedMemory(histogramPrivate<true>, optin);
+    course::allowSharedMemory(histogramDistributed, optin);
     for (unsigned int bins : kBinCounts) {
         for (bool skewed : {false, true}) {
-            histogramCase(r, bins, skewed, cubTemp, cubBytes);
+            histogramCase(r, bins, skewed);
         }
     }
 }
@@ -1058,109 +867,84 @@ void histograms(Run& r) {
 void stencil(Run& r) {
     const size_t n = r.n;
     course::DeviceArray<float> inArray(n), outArray(n);
-    float* in = inArray;  // the lambdas below copy the pointers
+    const float* in = inArray;  // the lambdas below copy the pointers
     float* out = outArray;
-    course::fillRandom(in, n, r.l.stream());
-    const std::vector<float> h = course::toHost(in, n);
+    course::fillRandom(inArray, n, r.l.stream());
+    const std::vector<float> h = course::toHost(inArray, n);
     const int blocks = static_cast<int>(
         course::roundUp(course::ceilDiv(n, kThreadsPerBlock), kStencilCluster));
-    // Checked against float64: |error| under 1e-6 covers float rounding of
-    // three products of values in [0, 1) (each term's error is under
-    // 2^-24, about 6e-8), with a wide margin, and nothing wider.
-    const double tol = 1e-6;
     const double bytes = 2.0 * n * sizeof(float);  // read in, write out
     std::vector<Mode> modes = {
-        {"stencil-global", 0, 0, bytes, nullptr,
+        {"stencil-global", 0, 0, bytes,
          [=](cudaStream_t s) {
-             stencilGlobal<<<blocks, kThreadsPerBlock, 0, s>>>(in, n, out);
+             inClusters(stencil3<false>, blocks, 0, s, 0, in, n, out);
          }},
-        {"stencil-dsm", kStencilCluster, 0, bytes, nullptr,
-         [=](cudaStream_t s) {
-             inClusters(stencilDsm, blocks, kStencilCluster, s, 0,
-                        static_cast<const float*>(in), n, out);
+        {"stencil-dsm", kStencilCluster, 0, bytes, [=](cudaStream_t s) {
+             inClusters(stencil3<true>, blocks, kStencilCluster, s, 0, in, n,
+                        out);
          }}};
-    for (Mode& m : modes) {
-        m.check = [&r, &m, &h, out, n, tol] {
-            course::poison(out, n, r.l.stream());
-            m.enqueue(r.l.stream());
-            const course::Mismatch bad = course::compareAll(
-                course::toHost(out, n),
+    modes[1].against = {"stencil-global"};
+    // Within 1e-6 of float64: three products of values in [0, 1), each
+    // term's rounding under 2^-24 (about 6e-8), with a wide margin.
+    checkAndTime(
+        r, "stencil", "stencil", modes,
+        [&](const Mode& m) {
+            return checkValues(
+                r, m.name, m, out, n,
                 [&](size_t i) {
-                    const double left = i > 0 ? h[i - 1] : 0.0;
-                    const double right = i + 1 < n ? h[i + 1] : 0.0;
-                    return 0.25 * left + 0.5 * h[i] + 0.25 * right;
+                    return 0.25 * (i > 0 ? h[i - 1] : 0.0) + 0.5 * h[i] +
+                           0.25 * (i + 1 < n ? h[i + 1] : 0.0);
                 },
-                [tol](double g, double w) { return std::fabs(g - w) <= tol; });
-            return r.l.check(m.name, bad.count == 0,
-                             bad.count == 0
-                                 ? "every output within 1e-6 of float64"
-                                 : bad.describe("outputs"));
-        };
-    }
-    checkAndTime(r, "stencil", "stencil",
-                 "1-D stencil, 3 points, clusters of 4 for DSMEM", modes,
-                 {{"stencil-dsm", "stencil-global"}}, "stencil-global");
+                1e-6);
+        },
+        "stencil-global");
 }
 
+// How far away DSMEM is: one thread's dependent loads (cycles a load by
+// clock64, checked by where the chase ends), then read bandwidth, local
+// against remote (timed, checked by every block's sum).
 void latency(Run& r) {
-    course::DeviceArray<unsigned int> links(kChaseLinks);
     course::DeviceArray<unsigned long long> out(2);
     std::vector<unsigned int> h(kChaseLinks);
     for (int k = 0; k < kChaseLinks; ++k) {
         h[k] = (k + kChaseStride) % kChaseLinks;
     }
-    CUDA_CHECK(cudaMemcpy(links, h.data(), sizeof(unsigned int) * kChaseLinks,
-                          cudaMemcpyHostToDevice));
-    const unsigned long long wantIndex =
+    const course::DeviceArray<unsigned int> links(h);
+    const unsigned long long end =
         (static_cast<unsigned long long>(kChaseSteps) * kChaseStride) %
         kChaseLinks;
-    const course::LaunchAttrs pair{2, false, 0};
-
-    std::printf("\nlatency: one thread, %d dependent 4-byte loads, clock64()\n",
-                kChaseSteps);
-    const std::pair<const char*,
-                    void (*)(const unsigned int*, unsigned long long*)>
-        paths[] = {{"chase-local-smem", latencyChase<Chase::LocalShared>},
-                   {"chase-dsmem-mapped", latencyChase<Chase::RemoteMapped>},
-                   {"chase-dsmem-ptx", latencyChase<Chase::RemotePtx>},
-                   {"chase-l2", latencyChase<Chase::GlobalL2>}};
-    const int trials = r.l.args().quick ? 3 : 15;
+    using Chaser = void (*)(const unsigned int*, unsigned long long*);
+    const std::pair<const char*, Chaser> paths[] = {
+        {"chase-local-smem", latencyChase<Chase::LocalShared>},
+        {"chase-dsmem-mapped", latencyChase<Chase::RemoteMapped>},
+        {"chase-dsmem-ptx", latencyChase<Chase::RemotePtx>},
+        {"chase-l2", latencyChase<Chase::GlobalL2>}};
     for (const auto& [name, kernel] : paths) {
-        std::vector<double> cyc;
+        std::vector<double> cycles;
         bool ok = true;
-        // The first trial is a warm-up (module load, L2 fill): checked,
-        // not kept.
-        for (int t = 0; t <= trials && ok; ++t) {
-            course::launch(kernel, 2, 32, r.l.stream(), pair,
+        // Trial 0 is a warm-up (module load, L2 fill): checked, not kept.
+        for (int t = 0; t <= (r.l.args().quick ? 3 : 15) && ok; ++t) {
+            course::launch(kernel, 2, 32, r.l.stream(), {2, false, 0},
                            static_cast<const unsigned int*>(links), out);
             const std::vector<unsigned long long> got = course::toHost(out, 2);
-            ok = got[1] == wantIndex;
-            if (t > 0) {
-                cyc.push_back(static_cast<double>(got[0]) / kChaseSteps);
-            }
+            ok = got[1] == end;
+            cycles.insert(cycles.end(), t > 0 ? 1 : 0,
+                          static_cast<double>(got[0]) / kChaseSteps);
         }
-        r.l.check(name, ok,
-                  ok ? "chase ended at the predicted link"
-                     : "chase ended at the wrong link");
-        if (!ok) {
-            continue;
+        if (r.l.check(name, ok,
+                      ok ? "ended at the predicted link"
+                         : "ended at the wrong link")) {
+            const auto s = course::summarize(cycles, course::TimingMode::Batch);
+            std::printf("%-22s median %.1f cycles a load\n", name, s.median);
+            r.l.row(course::Row()
+                        .str("group", "latency")
+                        .str("mode", name)
+                        .num("median_cycles", s.median)
+                        .num("min_cycles", s.min)
+                        .num("max_cycles", s.max)
+                        .nums("samples_cycles", cycles));
         }
-        // summarize() works on any positive samples; here they are cycles
-        // per load, and the JSON names them so.
-        const course::TimingResult s =
-            course::summarize(cyc, course::TimingMode::Batch);
-        std::printf("%-22s median %.1f cycles (%.1f to %.1f)\n", name, s.median,
-                    s.min, s.max);
-        r.l.row(course::Row()
-                    .str("group", "latency")
-                    .str("mode", name)
-                    .integer("samples", static_cast<long long>(cyc.size()))
-                    .num("median_cycles", s.median)
-                    .num("min_cycles", s.min)
-                    .num("max_cycles", s.max)
-                    .nums("samples_cycles", cyc));
     }
-
     // Bandwidth: two blocks per SM, in clusters of 2; each float4 slot k
     // holds four copies of k % 4, read `reps` times.
     const int blocks =
@@ -1168,37 +952,28 @@ void latency(Run& r) {
     const int reps = r.l.args().quick ? 1 : kBwReps;
     course::DeviceArray<float> sumArray(blocks);
     float* sums = sumArray;  // the lambdas below copy the pointer
-    double perPass = 0.0;
+    double want = 0.0;
     for (int k = 0; k < kBwFloats / 4; ++k) {
-        perPass += 4.0 * (k % 4);
+        want += 4.0 * (k % 4) * reps;
     }
-    const double bytes =
-        static_cast<double>(blocks) * reps * kBwFloats * sizeof(float);
+    const double bytes = 4.0 * blocks * reps * kBwFloats;
     std::vector<Mode> modes;
     for (bool remote : {false, true}) {
         auto kernel = remote ? sharedBandwidth<true> : sharedBandwidth<false>;
         modes.push_back(
             {remote ? "dsm-bandwidth-remote" : "dsm-bandwidth-local", 2, 0,
-             bytes, nullptr, [=](cudaStream_t s) {
+             bytes, [=](cudaStream_t s) {
                  inClusters(kernel, blocks, 2, s, 0, sums, reps);
              }});
     }
-    for (Mode& m : modes) {
-        m.check = [&r, &m, sums, blocks, want = perPass * reps] {
-            m.enqueue(r.l.stream());
-            const course::Mismatch bad = course::compareAll(
-                course::toHost(sums, blocks), [want](size_t) { return want; },
-                [](double g, double w) { return g == w; });
-            return r.l.check(m.name, bad.count == 0,
-                             bad.count == 0 ? "every block's sum exact"
-                                            : bad.describe("block sums"));
-        };
-    }
-    checkAndTime(r, "latency", "latency",
-                 "shared-memory read bandwidth: " + std::to_string(blocks) +
-                     " blocks in clusters of 2, each reading 32 KiB " +
-                     std::to_string(reps) + " times",
-                 modes, {{"dsm-bandwidth-remote", "dsm-bandwidth-local"}});
+    modes[1].against = {"dsm-bandwidth-local"};
+    checkAndTime(
+        r, "latency", "latency bandwidth", modes,
+        [&](const Mode& m) {
+            return checkValues(r, m.name, m, sums, blocks,
+                               [want](size_t) { return want; });
+        },
+        "dsm-bandwidth-local");
 }
 
 #ifdef COURSE_TIMELINE
@@ -1252,11 +1027,7 @@ int main(int argc, char** argv) {
     Run r(l, n);
     l.setting(course::Row()
                   .integer("elements", static_cast<long long>(r.n))
-                  .integer("threads_per_block", kThreadsPerBlock)
-                  .integer("samples", l.timing().samples)
-                  .integer("batch", l.timing().batch));
-    std::printf("%zu elements (%.1f MiB), all 1.0f; %d blocks of 512\n", r.n,
-                r.n * 4.0 / 1048576.0, r.firstBlocks);
+                  .integer("threads_per_block", kThreadsPerBlock));
 #ifdef DAY77_DROP_TRAILING_CLUSTER_SYNC
     std::printf(
         "BUILT WITH DAY77_DROP_TRAILING_CLUSTER_SYNC: the trailing "

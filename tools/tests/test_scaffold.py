@@ -67,4 +67,19 @@ def test_the_new_program_is_formatted(course, root, name):
     assert proc.returncode == 0, proc.stderr
 
 
-del shutil, sys
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+def test_the_new_program_compiles_against_the_course_header_and_keeps_the_one_header_rule(course, root):
+    """The skeleton is the first lesson a new author reads: it must build
+    as written, on the real header, and pass the one-header lint."""
+    assert course("new", "day30_vector_add").code == 0
+    real = Path(__file__).resolve().parents[2]
+    shutil.copytree(real / "common", root / "common")
+    assert lint.one_header(root) == []
+    src = root / "lessons" / "day30_vector_add" / "vector_add.cu"
+    proc = subprocess.run(["nvcc", "-std=c++17", "-arch=sm_90", "-DCOURSE_MIN_CC=90", "-Werror", "all-warnings",
+                           f"-I{root / 'common'}", "-c", str(src), "-o", str(root / "vector_add.o")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+del sys
