@@ -7,8 +7,8 @@
 // fall on every row alike. After each look (TimingOptions::looks) the
 // comparison rule (course/detail/decide.cuh) decides each pair the set
 // names; sampling stops once every pair is decided, or at the last look,
-// or once the set has sampled TimingOptions::setSeconds. Every sample is
-// kept, in order; the rule's words are kept as the set's decisions.
+// or before a look that would take it past TimingOptions::setSeconds. Every
+// sample is kept, in order; the rule's words are kept as the set's decisions.
 
 #pragma once
 
@@ -129,9 +129,12 @@ inline SetResult timeSet(Lesson& l, const std::string& label, TimingMode mode,
                                       samples[index(versus[p].b)]);
             decided &= words[p] != detail::Word::Undecided;
         }
+        // Stop before a look that would take the set past setSeconds, at
+        // the pace its rounds have kept so far.
         const std::chrono::duration<double> spent =
             std::chrono::steady_clock::now() - t0;
-        if (decided || spent.count() >= opt.setSeconds) {
+        if (decided || look + 1 == looks.size() ||
+            spent.count() / taken * looks[look + 1] > opt.setSeconds) {
             break;
         }
     }

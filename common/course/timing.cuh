@@ -19,12 +19,14 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <utility>
 #include <vector>
 
+#include "course/detail/decide.cuh"
 #include "course/json.cuh"
 
 namespace course {
@@ -54,12 +56,14 @@ struct TimingOptions {
     // rule decides, looking at these counts (the rule's error rate is
     // measured for exactly these looks: tools/coursetools/evidence/
     // verdict.py). Empty: `samples` rounds, one look (--samples N).
-    std::vector<int> looks = {16, 32, 64, 128, 256, 512, 1024, 2048};
-    // A set of compared rows stops at its next look once it has sampled
-    // this long: a row of 40 ms samples cannot take 2,048, and a pair whose
-    // difference sits on the rule's margin never decides. Four seconds
-    // keeps a day's whole record within minutes.
-    double setSeconds = 4.0;
+    // Up to 1,024: 2,048 samples of day 24's 183 sweep sets, five rows
+    // each, would make a record of about 17 MB.
+    std::vector<int> looks = {16, 32, 64, 128, 256, 512, 1024};
+    // A set of compared rows stops before a look that would take it past
+    // this long: a row of 40 ms samples cannot take 1,024, and a pair whose
+    // difference sits on the rule's margin never decides. Two seconds keeps
+    // day 24's 189 sets, and so a day's whole record, within minutes.
+    double setSeconds = 2.0;
 };
 
 struct TimingResult {
@@ -129,7 +133,11 @@ inline Row timingSettings(const TimingOptions& o) {
         .integer("warmup", o.warmup)
         .integer("first_look", o.looks.empty() ? o.samples : o.looks.front())
         .integer("last_look", o.looks.empty() ? o.samples : o.looks.back())
-        .num("set_seconds", o.setSeconds);
+        .num("set_seconds", o.setSeconds)
+        .num("rule_margin_pct",
+             100.0 * std::expm1(detail::kRuleMargin / detail::kRuleScale))
+        .num("rule_confidence_pct",
+             100.0 * std::erf(detail::kRuleZ / std::sqrt(2.0)));
 }
 
 // Bytes over milliseconds, in GB/s (10^9 bytes per second).

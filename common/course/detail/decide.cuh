@@ -29,9 +29,9 @@ namespace detail {
 // The grid on which log-times are compared: 1e-9, far below any
 // difference a timing can show, and integer, so no rounding differs.
 constexpr double kRuleScale = 1e9;
-// z for a two-sided 99.9% interval: the rule looks at most eight times
-// (16 to 2,048 samples), 0.1% each, so a same-code pair is called faster
-// or slower at most 0.8% of the time (the calibration tests measure it).
+// z for a two-sided 99.9% interval: the rule looks at most seven times
+// (16 to 1,024 samples), 0.1% each, so a same-code pair is called faster
+// or slower at most 0.7% of the time (the calibration tests measure it).
 constexpr double kRuleZ = 3.2905267314919255;
 // The equivalence margin, log(1.01) on the grid: "the same" means within
 // 1% either way.

@@ -20,9 +20,9 @@ its measured error rate.
     when it lies wholly below zero and not within the margin; "slower"
     wholly above; "not distinguishable" otherwise.
   - Rows are sampled together, interleaved, until the rule decides at one
-    of eight looks (16, 32, ..., 2,048 samples) or a cap: at most eight
+    of seven looks (16, 32, ..., 1,024 samples) or a cap: at most seven
     tries of 0.1% each, so a same-code pair is called faster or slower at
-    most 0.8% of the time (Bonferroni); the calibration tests measure the
+    most 0.7% of the time (Bonferroni); the calibration tests measure the
     rate on simulated pairs and every record measures it on CUB timed
     against its own twin.
 
@@ -47,7 +47,7 @@ Z = 3.2905267314919255
 MARGIN = 0.01
 MARGIN_ON_GRID = math.floor(math.log(1 + MARGIN) * GRID + 0.5)
 # The looks a set of rows is decided at (the header samples up to them).
-LOOKS = (16, 32, 64, 128, 256, 512, 1024, 2048)
+LOOKS = (16, 32, 64, 128, 256, 512, 1024)
 
 FASTER, SLOWER, SAME, UNDECIDED = "faster", "slower", "the same", "not distinguishable"
 WORDS = (FASTER, SLOWER, SAME, UNDECIDED)
