@@ -92,13 +92,16 @@ def followed(start, root: Path) -> set[str]:
 
 
 def _depfile_paths(text: str) -> list[str]:
-    """The prerequisites of a Makefile-style dependency file."""
+    """The prerequisites of a Makefile-style dependency file: what follows
+    each rule's colon ("TARGET: DEPS", "TARGET : DEPS", or a colon at the
+    end of the line before a continuation), never the targets."""
     text = text.replace("\\\n", " ")
     out = []
     for line in text.split("\n"):
-        if ":" not in line:
+        m = re.match(r"\s*((?:\\ |[^\s:]|:(?!\s|$))+)\s*:(?:\s|$)", line)
+        if m is None:
             continue
-        _, _, deps = line.partition(": ")
+        deps = line[m.end():]
         out += [p.replace("\\ ", " ") for p in re.findall(r"(?:\\ |\S)+", deps)]
     return out
 
@@ -119,6 +122,8 @@ def compiler_read(lesson_dir: str, target: str, build: Path | None, root: Path) 
             continue
         for p in _depfile_paths(text):
             path = Path(p) if Path(p).is_absolute() else (Path(build) / p)
+            if _inside(path, Path(build)) is not None:
+                continue  # the build's own output (generated, or a target a depfile names): not a source
             inside = _inside(path, root)
             if inside is not None:
                 found.add(inside)
