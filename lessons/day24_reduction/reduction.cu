@@ -113,8 +113,9 @@ __global__ void reduceV1(const float* __restrict__ in, size_t n,
 // v2. The same additions, assigned to consecutive threads: thread t works
 // on index 2st. Warps now stay whole (the first threads do all the work)
 // and the modulo is gone, but at stride s the active lanes touch words 2s
-// apart: from s = 16 on, a warp's 32 accesses fall into few banks and
-// shared memory serializes them.
+// apart, so they share banks from the first level on: two lanes a bank at
+// s = 1, four at s = 2, eight from s = 4 to 16 (fewer lanes are active by
+// then), and shared memory serializes each bank's accesses.
 __global__ void reduceV2(const float* __restrict__ in, size_t n,
                          float* __restrict__ partials) {
     __shared__ float tile[kThreadsPerBlock];
@@ -346,8 +347,8 @@ __global__ void reduceV9(const float* __restrict__ in, size_t n,
                          float* __restrict__ out) {
     COURSE_BLOCK_BEGIN();  // timeline stamps: empty in the timed build
 #if __CUDA_ARCH__ >= 900
-    // The second pass may launch now: it takes one block's room on one
-    // SM and waits, so the first pass loses almost nothing.
+    // The second pass may launch now: while it waits it holds one
+    // block's room on one SM.
     cudaTriggerProgrammaticLaunchCompletion();
 #endif
     const float acc = course::blockSum<kThreadsPerBlock>(

@@ -6,6 +6,7 @@ difference (at least 90%), at the noise levels the course's rows show."""
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import random
 import subprocess
@@ -44,7 +45,7 @@ def test_the_word_is_the_interval_read_against_the_margin():
     rng = random.Random(2)
     for _ in range(300):
         m, n = rng.randint(2, 60), rng.randint(2, 60)
-        shift = rng.choice([0.0, 0.005, 0.012, 0.03, -0.02])
+        shift = rng.choice([0.0, 0.005, 0.012, 0.025, 0.05, -0.03])
         a = [round(rng.lognormvariate(0, 0.01) * 200) / 200 for _ in range(m)]
         b = [round(rng.lognormvariate(shift, 0.01) * 200) / 200 for _ in range(n)]
         x, y = cmp.on_grid(a), cmp.on_grid(b)
@@ -54,7 +55,8 @@ def test_the_word_is_the_interval_read_against_the_margin():
             continue
         lo, hi = cmp.kth(x, y, k), cmp.kth(x, y, m * n - k + 1)
         want = (cmp.SAME if lo >= -cmp.MARGIN_ON_GRID and hi <= cmp.MARGIN_ON_GRID else
-                cmp.FASTER if hi < 0 else cmp.SLOWER if lo > 0 else cmp.UNDECIDED)
+                cmp.FASTER if hi < -cmp.MARGIN_ON_GRID else cmp.SLOWER if lo > cmp.MARGIN_ON_GRID else
+                cmp.UNDECIDED)
         assert cmp.word_on_grid(x, y) == want
 
 
@@ -63,7 +65,8 @@ def test_words_estimates_and_intervals():
     v = cmp.verdict(base, [t * 1.05 for t in base])
     assert v.word == cmp.FASTER and v.ratio == pytest.approx(1.05, rel=1e-6) and v.low <= v.ratio <= v.high
     assert cmp.verdict([t * 1.05 for t in base], base).word == cmp.SLOWER
-    assert cmp.verdict(base, [t * 1.004 for t in base]).word == cmp.SAME  # within the 1% margin
+    assert cmp.verdict(base, [t * 1.015 for t in base]).word == cmp.SAME  # within the 2% margin
+    assert cmp.verdict(base, [t * 1.021 for t in base]).word == cmp.UNDECIDED  # not surely beyond it
     assert cmp.verdict(base[:3], base[:3]).word == cmp.UNDECIDED  # too few samples for any interval
 
 
@@ -81,7 +84,7 @@ def test_samples_must_be_positive(bad):
 def test_the_constants_are_what_they_say():
     from statistics import NormalDist
     assert cmp.Z == NormalDist().inv_cdf(1 - 0.001 / 2)
-    assert cmp.MARGIN_ON_GRID == 9950331  # the header's kRuleMargin, log(1.01) on the grid
+    assert cmp.MARGIN_ON_GRID == 19802627  # the header's kRuleMargin, log(1.02) on the grid
 
 
 HEADER_TEST = Path(os.environ.get("COURSE_BUILD_DIR", Path(__file__).resolve().parents[2] / "build")) \
@@ -154,10 +157,45 @@ def test_same_code_is_called_faster_or_slower_at_most_one_percent_of_the_time(re
 
 
 @pytest.mark.parametrize("rel_iqr", NOISE)
-def test_a_true_two_percent_difference_is_found_nine_times_in_ten(rel_iqr):
+def test_a_true_four_percent_difference_is_found_nine_times_in_ten(rel_iqr):
     rng = np.random.default_rng(int(rel_iqr * 1e6) + 1)
     n = cmp.LOOKS[-1]
-    words = [sequential(simulated(rng, n, rel_iqr), simulated(rng, n, rel_iqr, 0.02)) for _ in range(PAIRS)]
+    words = [sequential(simulated(rng, n, rel_iqr), simulated(rng, n, rel_iqr, 0.04)) for _ in range(PAIRS)]
     found = sum(w == cmp.FASTER for w in words)
     wrong = sum(w == cmp.SLOWER for w in words)
     assert found >= 0.9 * PAIRS and wrong == 0, f"found {found} of {PAIRS}, {wrong} the wrong way"
+
+
+def _twin_pairs(rec: dict):
+    """(twin, original) sample lists of every twin row in a record."""
+    rows = [r for r in (rec.get("results") or {}).get("rows", []) if "samples_ms" in r]
+    names = ("version", "schedule", "mode")
+    key = lambda r, name: tuple(sorted((k, v) for k, v in r.items()
+                                       if isinstance(v, (str, int)) and k not in (*names, "samples")) + [("name", name)])
+    by = {}
+    for r in rows:
+        name = next((r[f] for f in names if f in r), None)
+        by[key(r, name)] = r
+    for r in rows:
+        name = next((r[f] for f in names if f in r), None)
+        if isinstance(name, str) and name.endswith("-twin"):
+            base = by.get(key(r, name[: -len("-twin")]))
+            if base is not None:
+                yield r["samples_ms"], base["samples_ms"]
+
+
+def test_the_same_code_timed_twice_on_the_h200_is_called_faster_or_slower_at_most_one_pair_in_a_hundred():
+    """The rule on real samples: every twin pair (a row timed a second time
+    beside itself, in the same set) in every committed record of the
+    current schema, words recomputed from the samples."""
+    root = Path(__file__).resolve().parents[2] / "evidence" / "records"
+    pairs = false_calls = 0
+    for path in sorted(root.glob("*/*.json")):
+        rec = json.loads(path.read_text())
+        if rec.get("schema") != "course-evidence/3":
+            continue
+        for a, b in _twin_pairs(rec):
+            pairs += 1
+            false_calls += cmp.verdict(a, b).word in (cmp.FASTER, cmp.SLOWER)
+    assert pairs >= 400, f"only {pairs} twin pairs in the records"
+    assert false_calls <= pairs // 100, f"{false_calls} of {pairs} twin pairs called faster or slower"
