@@ -85,10 +85,20 @@ def build_parser() -> argparse.ArgumentParser:
     r.set_defaults(func=c.cmd_verify)
     r = esub.add_parser("status", help="each lesson's evidence state")
     r.set_defaults(func=c.cmd_status)
-    r = esub.add_parser("compare", help="two records of a lesson, row by row, by the comparison rule", formatter_class=fmt)
-    r.add_argument("lesson", help="the lesson")
-    r.add_argument("tag_a", help="the first record's tag (the verdicts say what it is against the second)")
-    r.add_argument("tag_b", help="the second record's tag")
+    r = esub.add_parser(
+        "compare", formatter_class=fmt,
+        help="what carries over between two runs: the lesson's declared ratios, each run's word beside the other's",
+        description="Compares two runs of a lesson: for each ratio the lesson's page names as the one to compare "
+                    "(its lesson.toml [[carry_over]]), the ratio and the comparison rule's word inside each run, "
+                    "and whether the word carried over. Each side is a record's tag, 'promoted' (the record the "
+                    "page shows), or the path of the lesson's own --json output from any GPU, yours included. "
+                    "Needs no git, writes nothing.")
+    r.add_argument("lesson", help="the lesson, e.g. day24_reduction")
+    r.add_argument("tag_a", metavar="A", help="a tag, 'promoted', or a --json file")
+    r.add_argument("tag_b", metavar="B", help="a tag, 'promoted', or a --json file")
+    r.add_argument("--rows", action="store_true",
+                   help="instead: every timed row of two records, its time in each, by the rule (two runs: "
+                        "says how the runs differed, not what the code does)")
     r.add_argument("--json", action="store_true", help="print JSON instead of a table")
     r.set_defaults(func=c.cmd_compare)
     r = esub.add_parser("add-reviewer", help="add a reviewer's public key to evidence/allowed_signers", formatter_class=fmt)

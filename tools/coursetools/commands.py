@@ -202,15 +202,23 @@ def cmd_status(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from .evidence import compare, store
+    from .evidence import carry, compare, store
 
     _, (lesson,) = _lessons([args.lesson])
-    recs = [store.load_record(store.record_path(lesson, t)) for t in (args.tag_a, args.tag_b)]
-    table = compare.compare_records(*recs)
+    if args.rows:
+        recs = [store.load_record(store.record_path(lesson, t)) for t in (args.tag_a, args.tag_b)]
+        table = compare.compare_records(*recs)
+        if args.json:
+            print(json.dumps({"lesson": lesson.target, "a": args.tag_a, "b": args.tag_b, "rows": table}, indent=1))
+        else:
+            print(compare.format_comparison(table, args.tag_a, args.tag_b))
+        return EXIT_OK
+    left, right = carry.load_side(lesson, args.tag_a), carry.load_side(lesson, args.tag_b)
+    blocks = carry.compare(lesson, left, right)
     if args.json:
-        print(json.dumps({"lesson": lesson.target, "a": args.tag_a, "b": args.tag_b, "rows": table}, indent=1))
+        print(json.dumps(carry.as_json(lesson, left, right, blocks), indent=1))
     else:
-        print(compare.format_comparison(table, args.tag_a, args.tag_b))
+        print(carry.format_carry(lesson, left, right, blocks))
     return EXIT_OK
 
 

@@ -1,0 +1,203 @@
+"""What carries over from one run of a lesson to another: the ratios each
+lesson declares in its lesson.toml ([[carry_over]]), each taken inside one
+run between rows timed together in one set, with the comparison rule's
+word there, side by side for two runs. What `course evidence compare`
+prints. A side is a record's tag, "promoted", or the path of a lesson's
+own --json output (a student's run, from any GPU); nothing here needs git
+or writes a file.
+
+Only ratios inside one run are compared across runs: the same build timed
+twice on one H200 moves a third of day 24's row times by more than the
+rule's margin from one run to the next (research/REVIEW-PROCESS.md), so a
+row's time from two runs says how the runs differed, not what the code
+does."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+from statistics import NormalDist
+
+from ..errors import Diagnostic, UsageError, display_path
+from ..sources.manifest import Lesson
+from . import verdict as rule
+from .store import check_tag, load_json, load_record, record_path, row_key
+from .verify import state_of
+
+PROMOTED = "promoted"
+
+
+@dataclasses.dataclass(frozen=True)
+class Side:
+    label: str  # what the user named: a tag, "promoted" or a path
+    gpu: str
+    rows: tuple  # the lesson's rows that have samples and a set
+
+
+def _rows(results: dict, shown: str) -> tuple:
+    rows = results.get("rows")
+    if not isinstance(rows, list):
+        raise UsageError(Diagnostic(shown, 0, 0, "has no 'rows' list; expected a lesson's --json output"))
+    out = []
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise UsageError(Diagnostic(shown, 0, 0, f"rows[{i}] is not an object; expected a lesson's --json output"))
+        samples = row.get("samples_ms")
+        if not isinstance(samples, list) or not samples:
+            continue  # derived rows and untimed rows: nothing to compare
+        if not all(isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t) and t > 0
+                   for t in samples):
+            raise UsageError(Diagnostic(shown, 0, 0, f"rows[{i}] ({row.get('set')}): samples_ms must be positive "
+                                        "numbers of milliseconds"))
+        out.append(row)
+    return tuple(out)
+
+
+def load_side(lesson: Lesson, name: str) -> Side:
+    """A side by name: "promoted", a tag of this lesson's records, or a path
+    to a lesson's --json output (or to a record file)."""
+    if name == PROMOTED:
+        st = state_of(lesson)
+        if st.record is None:
+            raise UsageError(f"{lesson.target} has no promoted record that is valid today ({st.state}); "
+                             "name a tag or a --json file instead")
+        rec, shown = st.record, f"promoted {st.entry['tag']}"
+        results = rec["results"]
+    elif "/" not in name and not name.endswith(".json"):
+        check_tag(name)
+        path = record_path(lesson, name)
+        if not path.exists():
+            raise UsageError(f"{display_path(path)}: no record of {lesson.target} with tag '{name}'")
+        rec, shown = load_record(path), name
+        results = rec["results"]
+    else:
+        path = Path(name)
+        data = load_json(path, f"a --json output of {lesson.target} (or a record of it)")
+        shown = display_path(path)
+        results = data.get("results") if isinstance(data.get("results"), dict) else data
+        if results.get("lesson") != lesson.target:
+            raise UsageError(Diagnostic(shown, 0, 0, f"is the output of '{results.get('lesson')}', "
+                                        f"expected {lesson.target}'s --json output"))
+    gpu = results.get("gpu") if isinstance(results.get("gpu"), dict) else {}
+    rows = _rows(results, shown)
+    if not rows:
+        raise UsageError(Diagnostic(shown, 0, 0, "holds no timed rows (a --check-only or --profile run?); "
+                                    "expected a timed run's --json output"))
+    return Side(shown, str(gpu.get("name") or "an unnamed GPU"), rows)
+
+
+def _matches(row: dict, where: dict) -> bool:
+    return all(row.get(k) == v for k, v in where.items())
+
+
+# What places an older program's rows, timed before sets existed, at one
+# size and timing of one run: their stand-in for a set.
+_SET_STAND_IN = ("group", "elements", "k", "bins", "keys", "timing")
+
+
+def _set_of(row: dict):
+    return row["set"] if isinstance(row.get("set"), str) else tuple(row.get(k) for k in _SET_STAND_IN)
+
+
+def _pairs(rows: tuple, a: dict, b: dict) -> dict:
+    """{row key of the a-row: (a-row, b-row)}: every row matching `a` and the
+    row matching `b` timed in its set."""
+    by_set: dict = {}
+    for row in rows:
+        by_set.setdefault(_set_of(row), []).append(row)
+    out = {}
+    for row in rows:
+        if not _matches(row, a):
+            continue
+        partners = [r for r in by_set[_set_of(row)] if _matches(r, b) and r is not row]
+        if len(partners) == 1:
+            out[row_key(row)] = (row, partners[0])
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Cell:
+    ratio: float  # a's median over b's: below 1, a is quicker
+    word: str
+
+    @staticmethod
+    def of(pair) -> "Cell":
+        v = rule.verdict(pair[0]["samples_ms"], pair[1]["samples_ms"])
+        return Cell(v.a.median / v.b.median, v.word)
+
+
+def carried(x: Cell | None, y: Cell | None) -> str:
+    """Whether a word carried over: 'yes' (the same word), 'no' (two
+    different decided words), 'undecided' (one side not distinguishable),
+    'missing' (a side has no such pair)."""
+    if x is None or y is None:
+        return "missing"
+    if x.word == y.word:
+        return "yes"
+    if rule.UNDECIDED in (x.word, y.word):
+        return "undecided"
+    return "no"
+
+
+def compare(lesson: Lesson, left: Side, right: Side) -> list[dict]:
+    """One block per declared carry-over: its rows, both cells, the answer."""
+    if not lesson.info.carry_over:
+        raise UsageError(f"{lesson.target}: its lesson.toml declares no [[carry_over]] ratios to compare")
+    out = []
+    for c in lesson.info.carry_over:
+        lp, rp = _pairs(left.rows, c["a"], c["b"]), _pairs(right.rows, c["a"], c["b"])
+        cells = []
+        for key in list(lp) + [k for k in rp if k not in lp]:
+            x = Cell.of(lp[key]) if key in lp else None
+            y = Cell.of(rp[key]) if key in rp else None
+            row = (lp.get(key) or rp.get(key))[0]
+            host = any(_matches(row, h) for h in c.get("host_bound", ()))
+            cells.append({"row": dict(key), "left": x, "right": y, "carried": carried(x, y), "host_bound": host})
+        out.append({"what": c["what"], "cells": cells})
+    return out
+
+
+def _cell_text(c: Cell | None) -> str:
+    return "(no such rows)" if c is None else f"{c.ratio:.3f} {c.word}"
+
+
+def _row_name(row: dict) -> str:
+    """The row's identity, its mode left out where a version or schedule
+    names it already (day 24's mode is the version's description)."""
+    named = "version" in row or "schedule" in row
+    return " ".join(str(v) for k, v in row.items() if not (named and k == "mode"))
+
+
+def format_carry(lesson: Lesson, left: Side, right: Side, blocks: list[dict]) -> str:
+    lines = [f"{lesson.target}: what carries over from {left.label} ({left.gpu}) to {right.label} ({right.gpu})",
+             f"each ratio is a's median over b's inside one run (below 1: a is quicker), with the rule's word "
+             f"there ({rule.MARGIN:.0%} margin, {2 * NormalDist().cdf(rule.Z) - 1:.1%} interval)"]
+    for block in blocks:
+        cells = block["cells"]
+        names = [_row_name(c["row"]) + (" (host-bound)" if c["host_bound"] else "") for c in cells]
+        nw = max([len(n) for n in names] + [3])
+        lw = max([len(_cell_text(c["left"])) for c in cells] + [len(left.label)])
+        rw = max([len(_cell_text(c["right"])) for c in cells] + [len(right.label)])
+        lines += ["", block["what"], f"  {'row':<{nw}}  {left.label:<{lw}}  {right.label:<{rw}}  carried over"]
+        for name, c in zip(names, cells):
+            lines.append(f"  {name:<{nw}}  {_cell_text(c['left']):<{lw}}  {_cell_text(c['right']):<{rw}}  "
+                         f"{c['carried']}")
+        device = [c for c in cells if not c["host_bound"]]
+        tally = {k: sum(c["carried"] == k for c in device) for k in ("yes", "no", "undecided", "missing")}
+        lines.append(f"  carried over: {tally['yes']} of {len(device)} device-bound rows the same word, "
+                     f"{tally['no']} a different word, {tally['undecided']} undecided on one side"
+                     + (f", {tally['missing']} on one side only" if tally["missing"] else "")
+                     + (f"; {len(cells) - len(device)} host-bound rows shown, not counted (they carry over "
+                        "to the same host only)" if len(device) < len(cells) else ""))
+    return "\n".join(lines)
+
+
+def as_json(lesson: Lesson, left: Side, right: Side, blocks: list[dict]) -> dict:
+    def cell(c):
+        return None if c is None else {"ratio": c.ratio, "word": c.word}
+    return {"lesson": lesson.target, "left": {"side": left.label, "gpu": left.gpu},
+            "right": {"side": right.label, "gpu": right.gpu},
+            "carry_over": [{"what": b["what"], "rows": [
+                {"row": c["row"], "left": cell(c["left"]), "right": cell(c["right"]), "carried": c["carried"],
+                 "host_bound": c["host_bound"]} for c in b["cells"]]} for b in blocks]}

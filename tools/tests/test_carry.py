@@ -1,0 +1,98 @@
+"""`course evidence compare LESSON A B`: the ratios a lesson declares as
+the ones that carry over, inside each of two runs, side by side; a side is
+a tag, 'promoted' or a lesson's --json output from any GPU."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from coursetools.sources import manifest
+
+REPO = Path(__file__).resolve().parents[2]
+LESSON = "day24_reduction"
+
+
+def _promoted_record() -> dict:
+    entry = json.loads((REPO / "evidence" / "promoted.json").read_text())["promoted"][LESSON]
+    return json.loads((REPO / "evidence" / entry["record"]).read_text())
+
+
+@pytest.fixture
+def rtx4090_run(tmp_path):
+    """TEST FIXTURE, not a measurement: the promoted H200 record's --json
+    output (its `results`) with the device fields rewritten to an RTX 4090's,
+    standing in for a student's run on another GPU."""
+    results = _promoted_record()["results"]
+    results["gpu"].update({"name": "NVIDIA GeForce RTX 4090 (test fixture: an H200 run's samples)",
+                           "compute_capability": "8.9", "sm_count": 128, "l2_bytes": 75497472,
+                           "uuid": "GPU-00000000-0000-0000-0000-000000004090", "pci_bus_id": "00000000:01:00.0"})
+    results["test_fixture"] = "device fields rewritten from an H200 run; not a measurement of an RTX 4090"
+    path = tmp_path / "rtx4090.json"
+    path.write_text(json.dumps(results))
+    return path
+
+
+def _tree_state():
+    evidence = sorted((p.relative_to(REPO), p.stat().st_mtime_ns) for p in (REPO / "evidence").rglob("*"))
+    pages = sorted((p.relative_to(REPO), p.stat().st_mtime_ns) for p in (REPO / "lessons").rglob("*"))
+    return evidence, pages
+
+
+def test_a_students_run_against_the_page(course, rtx4090_run, monkeypatch):
+    def no_git(cmd, *a, **k):
+        if (cmd[0] if isinstance(cmd, (list, tuple)) else str(cmd).split()[0]).endswith("git"):
+            raise AssertionError("compare must not need git")
+        return real_run(cmd, *a, **k)
+    real_run = subprocess.run
+    monkeypatch.setattr(subprocess, "run", no_git)
+    before = _tree_state()
+    r = course("evidence", "compare", LESSON, "promoted", rtx4090_run)
+    assert r.code == 0, r.err
+    assert "NVIDIA H200" in r.out and "RTX 4090" in r.out
+    info = manifest.find(manifest.load(), LESSON).info
+    for c in info.carry_over:
+        assert c["what"] in r.out
+    # the same samples on both sides: every word carries over
+    tallies = [line for line in r.out.splitlines() if line.strip().startswith("carried over:")]
+    assert len(tallies) == len(info.carry_over)
+    for line in tallies:
+        n = int(line.split(" of ")[1].split()[0])
+        assert line.strip().startswith(f"carried over: {n} of {n} ") and n > 0, line
+    assert "(host-bound)" in r.out
+    assert _tree_state() == before  # writes nothing
+
+
+def test_the_json_names_both_sides_and_every_cell(course, rtx4090_run):
+    r = course("evidence", "compare", LESSON, rtx4090_run, "promoted", "--json")
+    assert r.code == 0, r.err
+    data = json.loads(r.out)
+    assert "RTX 4090" in data["left"]["gpu"] and data["right"]["gpu"] == "NVIDIA H200"
+    cells = [c for block in data["carry_over"] for c in block["rows"]]
+    assert cells and all(c["carried"] == "yes" for c in cells)
+    assert all(0 < c["left"]["ratio"] < 10 for c in cells)
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda d: d.write_text("{\"lesson\": \"day58_pdl\", \"rows\": []}"), "is the output of 'day58_pdl'"),
+    (lambda d: d.write_text("{\"lesson\": \"day24_reduction\",\n \"rows\": [1, 2]}"), "rows[0] is not an object"),
+    (lambda d: d.write_text("{\"lesson\": \"day24_reduction\",\n \"rows\": [}"), "rtx.json:2:"),
+    (lambda d: d.write_text("{\"lesson\": \"day24_reduction\", \"rows\": []}"), "holds no timed rows"),
+    (lambda d: d.write_text("{\"lesson\": \"day24_reduction\", \"rows\": [{\"set\": \"s\", \"samples_ms\": [0]}]}"),
+     "samples_ms must be positive"),
+    (lambda d: None, "missing"),
+])
+def test_bad_runs_get_one_line_naming_the_file(course, tmp_path, make, words):
+    path = tmp_path / "rtx.json"
+    make(path)
+    r = course("evidence", "compare", LESSON, "promoted", path)
+    assert r.code in (2, 4) and words in r.err, r.err
+    assert len(r.err.strip().splitlines()) == 1
+
+
+def test_an_unknown_tag_is_named(course):
+    r = course("evidence", "compare", LESSON, "promoted", "h200-1999-01-01")
+    assert r.code == 2 and "no record of day24_reduction with tag 'h200-1999-01-01'" in r.err
