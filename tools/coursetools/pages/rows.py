@@ -122,10 +122,12 @@ class PageRows:
         # What carries over is the author's words (lesson.toml): prose, checked as prose.
         other = "; ".join(c["what"] for c in self._lesson.info.carry_over) or "the ratios between rows"
         student = f"tools/course evidence compare {self._lesson.target} promoted your-run.json"
-        return (mark(f"**{self.provenance()}**\n\nOn another GPU every time here will differ; what carries over "
-                     "is a ratio of rows timed together in one run: ") + other + mark(
-                     f". To set your own run beside this page's ratios, run it with `--json your-run.json`, "
-                     f"then `{student}`.\n\nCommand: `{cmd}`\n\n{fence}text\n{out}{fence}\n"))
+        return (mark(f"**{self.provenance()}**\n\nOn another GPU every time here will differ, and even two runs "
+                     "on this one move times by a few percent. What may carry over is a ratio of rows timed "
+                     "together in one run: ") + other + mark(
+                     f". Whether it does was not measured here (one GPU): set your own run beside this page's, "
+                     f"with `--json your-run.json` and then `{student}`, which prints both runs' ratios and "
+                     f"words and which carried over.\n\nCommand: `{cmd}`\n\n{fence}text\n{out}{fence}\n"))
 
     # -- rows -----------------------------------------------------------
     def _select(self, where: dict) -> list[dict]:
