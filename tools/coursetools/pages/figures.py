@@ -67,9 +67,10 @@ class PageFigures:
         return self._earlier_page
 
     def plot(self, name: str, title: str, value: str, label: str = "{mode}", note: str = "", unit: str = "",
-             **where) -> str:
+             fmt: str = "", **where) -> str:
         """A bar per matching row: its `value` (with a unit, 'median_ms:us')
-        and a whisker from the fastest to the slowest sample."""
+        and a whisker from the fastest to the slowest sample; `fmt` prints
+        each value as the page's text does (say ',.0f')."""
         self._chart_words(label, note, unit)
 
         def draw(p):
@@ -80,7 +81,7 @@ class PageFigures:
                     continue
                 lo, hi = _range(row, value.split(":")[0], UNITS.get(value.split(":")[1], 1.0) if ":" in value else 1.0)
                 bars.append((_label(label, row), v, lo, hi))
-            return plots.bar_chart(title, unit or value, bars, note) if bars else None
+            return plots.bar_chart(title, unit or value, bars, note, fmt) if bars else None
         return self._drawn(name, title, draw)
 
     def counter_plot(self, name: str, title: str, metric: str, rows: list, unit: str = "", note: str = "",
@@ -106,9 +107,11 @@ class PageFigures:
         return self._drawn(name, title, draw)
 
     def sweep_plot(self, name: str, title: str, series: list, over: str = "elements", value: str = "gbps",
-                   marks: list = (), note: str = "", ylabel: str = "GB/s") -> str:
+                   marks: list = (), note: str = "", ylabel: str = "GB/s", log_y: bool = True) -> str:
         """Lines against a logarithmic `over` axis, one per series
-        [legend, where]; `marks` are [x, label] vertical lines."""
+        [legend, where]; `marks` are [x, label] vertical lines. The y axis
+        is logarithmic too unless `log_y` is false: a sweep's values span
+        decades, and the small sizes the text discusses would lie flat."""
         self._chart_words(note, ylabel, *[s[0] for s in series], *[m[1] for m in marks])
 
         def draw(p):
@@ -117,23 +120,35 @@ class PageFigures:
                 pts = [(r[over], p._field(r, value)) for r in p._select(where)
                        if isinstance(r.get(over), (int, float)) and p._field(r, value) is not None]
                 data.append((legend, pts))
-            return plots.line_chart(title, over, ylabel, data, note, [tuple(m) for m in marks]) if data else None
+            return (plots.line_chart(title, over, ylabel, data, note, [tuple(m) for m in marks], log_y)
+                    if data else None)
         return self._drawn(name, title, draw)
 
-    def timeline_plot(self, name: str, title: str, note: str = "", **where) -> str:
-        """The timeline build's kernels matching `where`, blocks against time."""
+    def timeline_plot(self, name: str, title: str, note: str = "", scale: dict | None = None, **where) -> str:
+        """The timeline build's kernels matching `where`, blocks against time.
+        `scale`: the timelines this one is compared with (the rows matching
+        it); all of them share one time axis, the longest one's."""
         self._chart_words(note)
 
         def draw(p):
             rows = [r for r in p._timeline if all(r.get(k) == v for k, v in where.items())]
-            return plots.timeline(title, rows, note) if rows else None
+            peers = [r for r in p._timeline if all(r.get(k) == v for k, v in (scale or {}).items())] if scale else []
+            span = max((r.get("span_us") or 0 for r in peers), default=None)
+            return plots.timeline(title, rows, note, span) if rows else None
         return self._drawn(name, title, draw)
 
 
 def _label(label: str, row: dict) -> str:
+    """The label with the row's fields in it; a field whose text another
+    field already holds is left out ('cub cub::DeviceReduce::Sum' reads
+    'cub::DeviceReduce::Sum')."""
+    values = [str(row.get(f, "")) for f in re.findall(r"\{([a-z_]+)\}", label)]
+
     def sub(m):
-        return str(row.get(m.group(1), ""))
-    return re.sub(r"\{([a-z_]+)\}", sub, label)
+        v = str(row.get(m.group(1), ""))
+        held = any(v and v != o and v.lower() in o.lower() for o in values)
+        return "" if held else v
+    return " ".join(re.sub(r"\{([a-z_]+)\}", sub, label).split())
 
 
 def _range(row: dict, base: str, scale: float) -> tuple[float, float]:

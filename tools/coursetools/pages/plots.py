@@ -37,6 +37,36 @@ def _nice_max(v: float) -> float:
     return 10 * mag
 
 
+def ticks(top: float, most: int = 6) -> list[float]:
+    """Nice tick values from zero to at least `top`: a step of 1, 2, 2.5 or
+    5 times a power of ten, at most `most` steps."""
+    step = _nice_max(max(top, 1e-12) / most)
+    n = max(1, math.ceil(top / step - 1e-9))
+    return [step * k for k in range(n + 1)]
+
+
+def decimals(values: list[float]) -> int:
+    """The fewest decimals that tell every value apart from its neighbour
+    (one format for a whole axis)."""
+    for d in range(0, 7):
+        shown = [round(v, d) for v in values]
+        if all(abs(a - b) < 1e-9 * max(1.0, abs(b)) for a, b in zip(shown, values)):
+            return d
+    return 6
+
+
+def number(v: float, d: int) -> str:
+    """A tick or value label: thousands separators, never an exponent."""
+    return f"{v:,.{d}f}"
+
+
+def value_format(values: list[float]) -> str:
+    """How a chart prints its values, as the pages print the same numbers:
+    whole numbers from 100 up, one decimal from 10, else two."""
+    top = max((abs(v) for v in values), default=0.0)
+    return ",.0f" if top >= 100 else ",.1f" if top >= 10 else ",.2f"
+
+
 def _head(width: int, height: int, title: str, note: str) -> list[str]:
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
@@ -51,18 +81,23 @@ def _head(width: int, height: int, title: str, note: str) -> list[str]:
     return out
 
 
-def bar_chart(title: str, unit: str, bars: list[tuple[str, float, float, float]], note: str = "") -> str:
+def bar_chart(title: str, unit: str, bars: list[tuple[str, float, float, float]], note: str = "",
+              fmt: str = "") -> str:
     """bars: (label, value, low, high). Values share a scale that starts at
-    zero, so lengths compare honestly."""
-    top = _nice_max(max((b[3] for b in bars), default=1.0))
+    zero, so lengths compare honestly; `fmt` prints each value as the page
+    prints it (value_format() when not given)."""
+    marks = ticks(max((b[3] for b in bars), default=1.0), 5)
+    top = marks[-1]
+    d = decimals(marks)
+    fmt = fmt or value_format([b[1] for b in bars])
     height = TOP + len(bars) * (BAR_H + GAP) + 40
     width = LABEL_W + PLOT_W + RIGHT_W
     scale = PLOT_W / top
     out = _head(width, height, title, note)
-    for k in range(5):
-        x = LABEL_W + PLOT_W * k / 4
+    for t in marks:
+        x = LABEL_W + t * scale
         out.append(f'<line x1="{x:.1f}" y1="{TOP - 4}" x2="{x:.1f}" y2="{height - 30}" stroke="#ddd"/>')
-        out.append(f'<text x="{x:.1f}" y="{height - 14}" text-anchor="middle" fill="#555">{top * k / 4:.4g}</text>')
+        out.append(f'<text x="{x:.1f}" y="{height - 14}" text-anchor="middle" fill="#555">{number(t, d)}</text>')
     out.append(f'<text x="{LABEL_W + PLOT_W / 2:.1f}" y="{height - 2}" text-anchor="middle" fill="#333">{escape(unit)}</text>')
     for i, (label, value, low, high) in enumerate(bars):
         y = TOP + i * (BAR_H + GAP)
@@ -75,37 +110,49 @@ def bar_chart(title: str, unit: str, bars: list[tuple[str, float, float, float]]
             out.append(f'<line x1="{lx:.1f}" y1="{cy}" x2="{hx:.1f}" y2="{cy}" stroke="#222"/>')
             out.append(f'<line x1="{lx:.1f}" y1="{cy - 4}" x2="{lx:.1f}" y2="{cy + 4}" stroke="#222"/>')
             out.append(f'<line x1="{hx:.1f}" y1="{cy - 4}" x2="{hx:.1f}" y2="{cy + 4}" stroke="#222"/>')
-        out.append(f'<text x="{LABEL_W + PLOT_W + 6}" y="{y + BAR_H - 5}">{value:.4g}</text>')
+        out.append(f'<text x="{LABEL_W + PLOT_W + 6}" y="{y + BAR_H - 5}">{value:{fmt}}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
 
 
 def line_chart(title: str, xlabel: str, ylabel: str, series: list[tuple[str, list[tuple[float, float]]]],
-               note: str = "", marks: list[tuple[float, str]] = ()) -> str:
-    """series: (name, [(x, y), ...]) with x > 0 on a log-2 axis, y on a
-    linear axis from zero. `marks`: vertical lines at x with a label."""
+               note: str = "", marks: list[tuple[float, str]] = (), log_y: bool = False) -> str:
+    """series: (name, [(x, y), ...]) with x > 0 on a log-2 axis; y on a
+    linear axis from zero, or (log_y) a log-10 axis over the decades the
+    values span. `marks`: vertical lines at x with a label."""
     width, height = 760, 420
-    left, right, top, bottom = 70, 170, 50, 50
+    left, right, top, bottom = 76, 170, 50, 50
     pw, ph = width - left - right, height - top - bottom
     xs = [x for _, pts in series for x, _ in pts if x > 0]
-    ys = [y for _, pts in series for _, y in pts]
-    if not xs:
+    ys = [y for _, pts in series for _, y in pts if not log_y or y > 0]
+    if not xs or not ys:
         return ""
     x0, x1 = math.log2(min(xs)), math.log2(max(xs))
     x1 = x1 if x1 > x0 else x0 + 1
-    ytop = _nice_max(max(ys, default=1.0))
+    if log_y:
+        e0, e1 = math.floor(math.log10(min(ys))), math.ceil(math.log10(max(ys)))
+        e1 = e1 if e1 > e0 else e0 + 1
+        yticks = [10.0 ** e for e in range(e0, e1 + 1)]
+
+        def py(y):
+            return top + ph * (1 - (math.log10(y) - e0) / (e1 - e0))
+        d = 0
+    else:
+        yticks = ticks(max(ys), 5)
+
+        def py(y):
+            return top + ph * (1 - y / yticks[-1])
+        d = decimals(yticks)
 
     def px(x):
         return left + pw * (math.log2(x) - x0) / (x1 - x0)
 
-    def py(y):
-        return top + ph * (1 - y / ytop)
-
     out = _head(width, height, title, note)
-    for k in range(5):
-        y = ytop * k / 4
+    for y in yticks:
+        # a log axis's decades read 0.01, 0.1, 1, 10, 1,000: each with the decimals it needs
+        shown = number(y, max(0, -round(math.log10(y))) if log_y else d)
         out.append(f'<line x1="{left}" y1="{py(y):.1f}" x2="{left + pw}" y2="{py(y):.1f}" stroke="#ddd"/>')
-        out.append(f'<text x="{left - 6}" y="{py(y) + 4:.1f}" text-anchor="end" fill="#555">{y:.4g}</text>')
+        out.append(f'<text x="{left - 6}" y="{py(y) + 4:.1f}" text-anchor="end" fill="#555">{shown}</text>')
     step = max(1, round((x1 - x0) / 8))
     for e in range(math.ceil(x0), math.floor(x1) + 1, step):
         x = px(2.0 ** e)
@@ -114,13 +161,16 @@ def line_chart(title: str, xlabel: str, ylabel: str, series: list[tuple[str, lis
     for x, label in marks:
         if x > 0 and x0 <= math.log2(x) <= x1:
             out.append(f'<line x1="{px(x):.1f}" y1="{top}" x2="{px(x):.1f}" y2="{top + ph}" stroke="#999" stroke-dasharray="4,3"/>')
-            out.append(f'<text x="{px(x) + 3:.1f}" y="{top + 12}" fill="#555" font-size="11">{escape(label)}</text>')
+            out.append(f'<text x="{px(x) + 3:.1f}" y="{top + 12}" fill="#555">{escape(label)}</text>')
     out.append(f'<text x="{left + pw / 2:.1f}" y="{height - 8}" text-anchor="middle" fill="#333">{escape(xlabel)}</text>')
+    shown = ylabel + (" (log scale)" if log_y else "")
     out.append(f'<text x="14" y="{top + ph / 2:.1f}" text-anchor="middle" fill="#333" '
-               f'transform="rotate(-90 14 {top + ph / 2:.1f})">{escape(ylabel)}</text>')
+               f'transform="rotate(-90 14 {top + ph / 2:.1f})">{escape(shown)}</text>')
     for i, (name, pts) in enumerate(series):
         colour = COLOURS[i % len(COLOURS)]
-        pts = sorted(p for p in pts if p[0] > 0)
+        pts = sorted(p for p in pts if p[0] > 0 and (not log_y or p[1] > 0))
+        if not pts:
+            continue  # a legend only for what is drawn
         path = " ".join(f"{'M' if j == 0 else 'L'}{px(x):.1f},{py(y):.1f}" for j, (x, y) in enumerate(pts))
         out.append(f'<path d="{path}" fill="none" stroke="{colour}" stroke-width="1.6"/>')
         ly = top + 14 + 18 * i
@@ -130,15 +180,20 @@ def line_chart(title: str, xlabel: str, ylabel: str, series: list[tuple[str, lis
     return "\n".join(out) + "\n"
 
 
-def timeline(title: str, kernels: list[dict], note: str = "") -> str:
+def timeline(title: str, kernels: list[dict], note: str = "", span: float | None = None) -> str:
     """kernels: the timeline rows of one experiment (course::timeline::
     summarize), all on one time axis. Grids that kept every block are drawn
     block by block (a bar per block, its waiting part lighter); larger ones
-    as curves of resident and waiting blocks."""
+    as curves of resident and waiting blocks. `span`: the axis's length in
+    microseconds, shared by timelines meant to be compared (default: this
+    one's)."""
     width = 760
     left, right, top = 110, 30, 50
     pw = width - left - right
-    span = max((k.get("span_us") or 0 for k in kernels), default=1.0) or 1.0
+    own = max((k.get("span_us") or 0 for k in kernels), default=1.0) or 1.0
+    tick_values = ticks(max(span or 0.0, own), 6)
+    span = tick_values[-1]
+    d = decimals(tick_values)
     per_block = all("block_start_us" in k and k.get("blocks", 0) <= 64 for k in kernels)
     if per_block:
         rows = sum(k.get("blocks", 0) for k in kernels)
@@ -151,10 +206,9 @@ def timeline(title: str, kernels: list[dict], note: str = "") -> str:
         return left + pw * t / span
 
     out = _head(width, height, title, note)
-    for k in range(6):
-        t = span * k / 5
+    for t in tick_values:
         out.append(f'<line x1="{px(t):.1f}" y1="{top}" x2="{px(t):.1f}" y2="{top + ph}" stroke="#eee"/>')
-        out.append(f'<text x="{px(t):.1f}" y="{top + ph + 16}" text-anchor="middle" fill="#555">{t:.3g}</text>')
+        out.append(f'<text x="{px(t):.1f}" y="{top + ph + 16}" text-anchor="middle" fill="#555">{number(t, d)}</text>')
     out.append(f'<text x="{left + pw / 2:.1f}" y="{height - 8}" text-anchor="middle" fill="#333">microseconds</text>')
     if per_block:
         y = top
@@ -170,25 +224,30 @@ def timeline(title: str, kernels: list[dict], note: str = "") -> str:
                 y += 7
     else:
         peak = max((max(k.get("resident") or [0]) for k in kernels), default=1) or 1
-        ytop = _nice_max(peak)
-        for k in range(5):
-            v = ytop * k / 4
+        yticks = ticks(peak, 4)
+        ytop = yticks[-1]
+        for v in yticks:
             yy = top + ph * (1 - v / ytop)
             out.append(f'<line x1="{left}" y1="{yy:.1f}" x2="{left + pw}" y2="{yy:.1f}" stroke="#eee"/>')
-            out.append(f'<text x="{left - 6}" y="{yy + 4:.1f}" text-anchor="end" fill="#555">{v:.4g}</text>')
+            out.append(f'<text x="{left - 6}" y="{yy + 4:.1f}" text-anchor="end" fill="#555">{number(v, decimals(yticks))}</text>')
         for i, k in enumerate(kernels):
             colour = COLOURS[i % len(COLOURS)]
+            drew_waiting = False
             for key, dash in (("resident", ""), ("waiting", ' stroke-dasharray="4,3"')):
                 vals = k.get(key) or []
                 if not vals or (key == "waiting" and not any(vals)):
                     continue
+                drew_waiting |= key == "waiting"
                 n = len(vals)
+                # each value covers its share of the kernel's own span, placed on the shared axis
+                own_span = k.get("span_us") or span
                 path = " ".join(
-                    f"{'M' if j == 0 else 'L'}{px(span * (j + 0.5) / n):.1f},{top + ph * (1 - v / ytop):.1f}"
+                    f"{'M' if j == 0 else 'L'}{px(own_span * (j + 0.5) / n):.1f},{top + ph * (1 - v / ytop):.1f}"
                     for j, v in enumerate(vals)
                 )
                 out.append(f'<path d="{path}" fill="none" stroke="{colour}" stroke-width="1.6"{dash}/>')
+            legend = "blocks resident" + (" (dashed: still waiting)" if drew_waiting else "")
             out.append(f'<text x="{left + 8}" y="{top + 14 + 16 * i}" fill="{colour}">'
-                       f'{escape(str(k.get("kernel")))}: blocks resident (dashed: still waiting)</text>')
+                       f'{escape(str(k.get("kernel")))}: {legend}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
