@@ -52,3 +52,37 @@ def test_only_the_renderers_provenance_line_becomes_the_verified_box():
     typed = "**Recorded on NVIDIA H200 (compute capability 9.0, 132 SMs), by hand.**\n"
     assert "!!! verified" not in site_build._admonitions(typed, None)  # the lesson is not verified
     assert "!!! verified" not in site_build._admonitions(typed, "Recorded on NVIDIA H200, really.")
+
+
+def test_a_broken_link_or_anchor_in_the_built_site_is_named(tmp_path):
+    from coursetools.site import browser
+    site = tmp_path / "site"
+    (site / "day1").mkdir(parents=True)
+    (site / "header" / "course").mkdir(parents=True)
+    (site / "header" / "course" / "index.html").write_text('<p id="__codelineno-0-3">x</p>')
+    (site / "day1" / "index.html").write_text(
+        '<a href="../header/course/#__codelineno-0-3">ok</a> <a href="../header/course/#__codelineno-0-9">gone</a>'
+        ' <a href="../../common/course.cuh#L1">404</a> <img src="figures/a.svg"> <a href="https://godbolt.org/#x">x</a>')
+    problems = browser.broken_links(site)
+    assert any("#__codelineno-0-9" in p and "no #__codelineno-0-9 there" in p for p in problems)
+    assert any("../../common/course.cuh#L1" in p and "no such file" in p for p in problems)
+    assert any("figures/a.svg" in p for p in problems)
+    assert len(problems) == 3
+
+
+def test_header_links_go_to_the_headers_site_page_and_line():
+    from coursetools.site import build
+    lesson = type("L", (), {})()
+    text = "[`common/course/launch.cuh`, lines 12–30](../../common/course/launch.cuh#L12-L30) and [x](a.cu#L5-L9)"
+    out = build._rewrite_links(text, lesson, ["b.cu", "a.cu"])
+    assert "(../header/course-launch.md#__codelineno-0-12)" in out
+    assert "(source.md#__codelineno-1-5)" in out
+
+
+def test_charts_labels_are_measured_at_the_width_shown(tmp_path):
+    from coursetools.site import browser
+    (tmp_path / "figures").mkdir()
+    (tmp_path / "figures" / "c.svg").write_text('<svg viewBox="0 0 760 400" font-size="12"><text>a</text></svg>')
+    page = tmp_path / "index.html"
+    assert browser.chart_problems({"charts": [{"src": "figures/c.svg", "shown": 700}]}, page, 390) == []
+    assert browser.chart_problems({"charts": [{"src": "figures/c.svg", "shown": 350}]}, page, 390)

@@ -16,7 +16,7 @@ import sys
 import threading
 from pathlib import Path
 
-from ..errors import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, display_path
+from ..errors import EXIT_OK, CourseError, UsageError, display_path
 from ..evidence import verify as ev_verify
 from ..fsutil import ensure_owned_folder
 from ..sources import manifest
@@ -54,6 +54,18 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
+    def do_GET(self):
+        if not self.path.startswith("/__frame?"):
+            return super().do_GET()
+        from urllib.parse import parse_qs, urlsplit
+        q = parse_qs(urlsplit(self.path).query)
+        body = FRAME.format(u=html.escape(q["u"][0], quote=True), w=int(q["w"][0]), h=int(q["h"][0])).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
 
 def page_problems(dom: str, lesson: manifest.Lesson, state_valid: bool) -> list[str]:
     problems = []
@@ -75,6 +87,62 @@ def page_problems(dom: str, lesson: manifest.Lesson, state_valid: bool) -> list[
             problems.append("the evidence is promoted, but the page shows no plot")
     elif not unverified:
         problems.append("no promoted evidence, but the page does not show the UNVERIFIED notice")
+    return problems
+
+
+HREF_RE = re.compile(r'(?:href|src)="([^"]+)"')
+ID_RE = re.compile(r'\bid="([^"]+)"')
+
+
+def broken_links(site: Path) -> list[str]:
+    """Every link and image inside the built site that lands nowhere: a
+    missing file (what a browser shows as 404) or a missing #anchor on an
+    existing page. External links are not followed."""
+    ids: dict[Path, set[str]] = {}
+
+    def anchors(page: Path) -> set[str]:
+        if page not in ids:
+            text = page.read_text(encoding="utf-8", errors="replace") if page.suffix == ".html" else ""
+            ids[page] = set(ID_RE.findall(text))
+        return ids[page]
+
+    problems = []
+    for page in sorted(site.rglob("*.html")):
+        text = page.read_text(encoding="utf-8", errors="replace")
+        for raw in sorted(set(HREF_RE.findall(text))):
+            target = html.unescape(raw)
+            if re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith("//"):
+                continue  # another site: not ours to check
+            path, _, anchor = target.partition("#")
+            path = path.split("?")[0]
+            dest = page if not path else (site / path.lstrip("/") if path.startswith("/") else page.parent / path)
+            dest = dest.resolve()
+            if dest.is_dir():
+                dest = dest / "index.html"
+            where = page.relative_to(site).as_posix()
+            if not dest.exists():
+                problems.append(f"{where}: broken link {target} (no such file)")
+            elif anchor and dest.suffix == ".html" and anchor not in anchors(dest):
+                problems.append(f"{where}: broken link {target} (no #{anchor} there)")
+    return problems
+
+
+def chart_problems(check: dict, page: Path, width: int) -> list[str]:
+    """Each chart's smallest label, as shown at this window width: at
+    least 11 px."""
+    problems = []
+    for chart in check.get("charts", []):
+        svg = (page.parent / chart["src"]).resolve()
+        if not svg.exists():
+            continue  # broken_links names it
+        text = svg.read_text(encoding="utf-8")
+        box = re.search(r'viewBox="0 0 ([\d.]+) ', text)
+        sizes = [float(v) for v in re.findall(r'font-size="([\d.]+)"', text)]
+        if not box or not sizes or not chart["shown"]:
+            continue
+        smallest = min(sizes) * chart["shown"] / float(box.group(1))
+        if smallest < 11:
+            problems.append(f"at {width} px the chart {chart['src']} shows labels of {smallest:.1f} px (under 11)")
     return problems
 
 
@@ -108,78 +176,100 @@ def link_problems(dom: str, url: str, lesson: manifest.Lesson) -> list[str]:
     return problems
 
 
-def _layout_and_screenshots(chromium: str, base: str, lesson, shots: Path) -> int:
-    """At 1280 px: nothing cut off (code, tables, figures); for lessons
-    that ask for it in lesson.toml, a screenshot of the top of the page
-    and one of all of it."""
-    url = f"{base}/{Path(lesson.dir).name}/"
-    dom = _chromium(chromium, "--window-size=1280,1000", "--dump-dom", url + "#course-check").stdout
-    m = re.search(r'<pre id="course-check">(.*?)</pre>', dom, re.S)
-    if not m:
-        print(f"site test: day {lesson.day}: the layout check did not run (no #course-check result)", file=sys.stderr)
-        return 1
-    check = json.loads(html.unescape(m.group(1)))
-    problems = [f"cut off at 1280 px: {c}" for c in check["cut"]]
-    if check["width"] > 1280:
-        problems.append(f"the page is {check['width']} px wide at a 1280 px window")
-    for p in problems:
-        print(f"site test: day {lesson.day} ({url}): {p}", file=sys.stderr)
-    if not lesson.info.screenshot:
-        return len(problems)
-    ensure_owned_folder(shots, manifest.ROOT)
+# A phone (390 px, an iPhone 12 to 15's CSS width) and a laptop.
+WIDTHS = (390, 1280)
+# Chromium's windows are at least 500 px wide: a narrower width is the
+# page in a frame that wide inside a 500 px window (the test server's
+# /__frame page), whose layout check the frame posts to the window.
+MIN_WINDOW = 500
+
+
+def _at(base: str, url: str, width: int, height: int) -> tuple[list[str], str]:
+    """The Chromium arguments and the address that show `url` `width` CSS
+    pixels wide."""
+    if width >= MIN_WINDOW:
+        return [f"--window-size={width},{height}"], url
+    from urllib.parse import quote
+    return [f"--window-size={MIN_WINDOW},{height}"], f"{base}/__frame?w={width}&h={height}&u={quote(url, safe='')}"
+
+
+FRAME = """<!doctype html><html><body style="margin:0">
+<iframe src="{u}" width="{w}" height="{h}" style="border:0;display:block"></iframe>
+<script>window.addEventListener("message", function (e) {{
+  var p = document.createElement("pre"); p.id = "course-check"; p.textContent = e.data; document.body.appendChild(p);
+}});</script></body></html>"""
+
+
+def _layout_and_screenshots(chromium: str, base: str, site: Path, lesson, shots: Path) -> list[str]:
+    """At each width: nothing cut off (code, tables, figures; a box that
+    scrolls is not cut off), the page no wider than the window, charts'
+    labels at least 11 px; for lessons that ask for it in lesson.toml, a
+    screenshot of the top of the page and one of all of it."""
     name = Path(lesson.dir).name
-    height = min(int(check["height"]) + 40, 60000)
-    for shot, size in ((shots / f"{name}.png", "1280,2400"), (shots / f"{name}-full.png", f"1280,{height}")):
-        _chromium(chromium, f"--screenshot={shot}", f"--window-size={size}", url)
-        if shot.exists() and shot.stat().st_size > 10_000:
-            print(f"site test: day {lesson.day}: screenshot {display_path(shot)} ({size.replace(',', ' x ')} px)")
-        else:
-            print(f"site test: day {lesson.day}: no screenshot at {display_path(shot)}", file=sys.stderr)
-            problems.append("screenshot")
-    return len(problems)
+    url = f"{base}/{name}/"
+    problems = []
+    for width in WIDTHS:
+        args, where = _at(base, url + "#course-check", width, 1000)
+        dom = _chromium(chromium, *args, "--dump-dom", where).stdout
+        m = re.search(r'<pre id="course-check">(.*?)</pre>', dom, re.S)
+        if not m:
+            problems.append(f"at {width} px the layout check did not run (no #course-check result)")
+            continue
+        check = json.loads(html.unescape(m.group(1)))
+        problems += [f"cut off at {width} px: {c}" for c in check["cut"]]
+        if check["width"] > width:
+            problems.append(f"the page is {check['width']} px wide at a {width} px window")
+        problems += chart_problems(check, site / name / "index.html", width)
+        if not lesson.info.screenshot:
+            continue
+        ensure_owned_folder(shots, manifest.ROOT)
+        height = min(int(check["height"]) + 40, 60000)
+        suffix = "" if width == 1280 else f"-{width}"
+        for shot, tall in ((shots / f"{name}{suffix}.png", 2400 if width > 400 else 1800),
+                           (shots / f"{name}{suffix}-full.png", height)):
+            args, where = _at(base, url, width, tall)
+            _chromium(chromium, f"--screenshot={shot}", *args, where)
+            if shot.exists() and shot.stat().st_size > 10_000:
+                print(f"site test: day {lesson.day}: screenshot {display_path(shot)} ({width} x {tall} CSS px)")
+            else:
+                problems.append(f"no screenshot at {display_path(shot)}")
+    return [f"site test: day {lesson.day} ({url}): {p}" for p in problems]
 
 
 def browser_test(site: Path, shots: Path) -> int:
     lessons = manifest.load()
     if not (site / "index.html").exists():
-        print(f"site test: {site}/index.html missing; build first (cmake --build build)", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError(f"site test: {site}/index.html missing; build first (cmake --build build)")
     chromium = ensure_chromium()
     if chromium is None:
-        print("site test: no Chromium found and it could not be installed (apt-get install chromium, as root)",
-              file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError("site test: no Chromium found and it could not be installed (apt-get install chromium, "
+                         "as root)")
+    problems = [f"site test: {p}" for p in broken_links(site)]
     handler = functools.partial(_QuietHandler, directory=str(site))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     base = f"http://127.0.0.1:{server.server_address[1]}"
-    failures = 0
     try:
         index = _chromium(chromium, "--dump-dom", f"{base}/").stdout
         for l in lessons:
             if f"Day {l.day}" not in index and l.topic not in html.unescape(index):
-                print(f"site test: index page does not list day {l.day}", file=sys.stderr)
-                failures += 1
+                problems.append(f"site test: index page does not list day {l.day}")
         for l in lessons:
-            name = Path(l.dir).name
-            url = f"{base}/{name}/"
+            url = f"{base}/{Path(l.dir).name}/"
             dom = _chromium(chromium, "--dump-dom", url).stdout
-            problems = page_problems(dom, l, ev_verify.state_of(l).valid)
-            problems += link_problems(dom, url, l)
-            for p in problems:
-                print(f"site test: day {l.day} ({url}): {p}", file=sys.stderr)
-            failures += len(problems)
-            if not problems:
+            found = page_problems(dom, l, ev_verify.state_of(l).valid) + link_problems(dom, url, l)
+            problems += [f"site test: day {l.day} ({url}): {p}" for p in found]
+            if not found:
                 print(f"site test: day {l.day}: title, highlighted code, "
                       + ("plot and provenance" if ev_verify.state_of(l).valid else "UNVERIFIED notice")
                       + ", snippet links to source lines, Compiler Explorer link and file")
         for l in lessons:
-            failures += _layout_and_screenshots(chromium, base, l, shots)
+            problems += _layout_and_screenshots(chromium, base, site, l, shots)
     finally:
         server.shutdown()
-    if failures:
-        print(f"site test: {failures} problem(s)", file=sys.stderr)
-        return EXIT_ERRORS
-    print(f"site test: {len(lessons)} day page(s) checked in {os.path.basename(chromium)}")
+    if problems:
+        raise CourseError(problems + [f"site test: {len(problems)} problem(s)"])
+    print(f"site test: {len(lessons)} day page(s), every internal link, at {' and '.join(map(str, WIDTHS))} px, "
+          f"checked in {os.path.basename(chromium)}")
     return EXIT_OK

@@ -17,7 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..errors import EXIT_ERRORS, EXIT_OK, EXIT_USAGE
+from ..errors import EXIT_OK, CourseError, UsageError
 from ..evidence import verify as ev_verify
 from ..fsutil import ensure_owned_folder, replace_tree
 from ..sources import manifest
@@ -42,6 +42,7 @@ theme:
     primary: green
 extra_css: [course.css]
 extra_javascript: [course.js]
+hooks: [hooks.py]
 markdown_extensions:
   - admonition
   - tables
@@ -64,24 +65,65 @@ nav:
 
 
 # The UNVERIFIED notice must not be mistaken for a verified page: a red
-# band, a warning word, and a border down the whole admonition. At 1280 px
-# the text column takes the width the table of contents had (it moves into
-# the navigation), long code lines wrap instead of hiding, wide tables
-# scroll inside themselves, and the copy button sits above the code, not
-# on its first line.
+# band, a warning word, and a border down the whole admonition. Code never
+# wraps (a wrapped command reads as two); code blocks, wide tables and
+# charts scroll inside themselves, with a shadow at the edge that has more,
+# the scroll cue (a background that scrolls with the content hides it at
+# each end). Charts keep at least 92% of their drawn width (700 of 760 px),
+# so their 12 px labels never shrink below 11 px; inline code breaks only
+# between tokens (hooks.py wraps each token).
 COURSE_CSS = """\
 .md-typeset .admonition.unverified { border: 3px solid #c62828; background: #fff3f3; }
 .md-typeset .unverified > .admonition-title { background: #c62828; color: #fff; font-weight: 700; }
 .md-typeset .unverified > .admonition-title::before { background-color: #fff; }
 .md-typeset .admonition.verified { border-left: 6px solid #2e7d32; }
 .md-grid { max-width: 1440px; }
-.md-typeset pre > code { white-space: pre-wrap; overflow-wrap: anywhere; padding-top: 2.2em; }
+.md-typeset pre > code { white-space: pre; overflow-x: auto; padding-top: 2.2em; }
 .md-typeset .md-clipboard { top: 0.3em; }
 .md-typeset table:not([class]) { font-size: 0.72rem; }
 .md-typeset table:not([class]) td, .md-typeset table:not([class]) th { padding: 0.5em 0.7em; }
-.md-typeset .md-typeset__table { width: 100%; }
-.md-typeset .md-typeset__table table:not([class]) { display: table; width: 100%; }
+.md-typeset .md-typeset__scrollwrap, .md-typeset pre > code, .md-typeset p.chart {
+  background:
+    linear-gradient(to right, #fff 30%, rgba(255,255,255,0)) left center / 24px 100% no-repeat local,
+    linear-gradient(to left, #fff 30%, rgba(255,255,255,0)) right center / 24px 100% no-repeat local,
+    radial-gradient(farthest-side at 0 50%, rgba(0,0,0,.25), rgba(0,0,0,0)) left center / 10px 100% no-repeat scroll,
+    radial-gradient(farthest-side at 100% 50%, rgba(0,0,0,.25), rgba(0,0,0,0)) right center / 10px 100% no-repeat scroll;
+}
+.md-typeset p.chart { overflow-x: auto; }
+.md-typeset p.chart img { max-width: 100%; min-width: 700px; height: auto; }
 .md-typeset img { max-width: 100%; height: auto; }
+.md-typeset code .tok { white-space: nowrap; }
+.md-typeset code.long { display: inline-block; max-width: 100%; overflow-x: auto; vertical-align: bottom; }
+"""
+
+
+# MkDocs' hook: inline code (not code blocks) gets each token in a span
+# that never breaks, so a long command wraps only between its words; a
+# paragraph that is only a chart gets the class the CSS scrolls.
+HOOKS_PY = """\
+import re
+
+_CODE = re.compile(r"<code>([^<]*)</code>")
+_CHART = re.compile(r'<p>(<img alt="[^"]*" src="figures/[^"]+\\.svg" />)</p>')
+
+
+def _tokens(m):
+    parts = re.split(r"(\\s+)", m.group(1))
+    # a token too long for a phone's line scrolls inside its code, whole
+    long = any(len(p) > 32 for p in parts)
+    return ('<code class="long">' if long else "<code>") + "".join(
+        p if not p or p.isspace() else '<span class="tok">' + p + "</span>" for p in parts) + "</code>"
+
+
+def on_page_content(html, **kwargs):
+    html = _CHART.sub(lambda m: '<p class="chart">' + m.group(1) + "</p>", html)
+    out, last = [], 0
+    for pre in re.finditer(r"<pre.*?</pre>", html, re.S):  # code blocks keep their text as it is
+        out.append(_CODE.sub(_tokens, html[last:pre.start()]))
+        out.append(pre.group(0))
+        last = pre.end()
+    out.append(_CODE.sub(_tokens, html[last:]))
+    return "".join(out)
 """
 
 
@@ -93,15 +135,26 @@ window.addEventListener("load", function () {
   if (location.hash !== "#course-check") return;
   var cut = [];
   document.querySelectorAll(".md-content pre, .md-content table, .md-content img").forEach(function (el, i) {
-    var box = el.closest(".md-typeset__scrollwrap") || el.parentElement;
-    if (el.scrollWidth > el.clientWidth + 1 || el.getBoundingClientRect().right > box.getBoundingClientRect().right + 1) {
+    // cut off: wider than its box without a box that scrolls it, or past the page's edge
+    var box = el.closest(".md-typeset__scrollwrap, p.chart") || el.parentElement;
+    var scrolls = /auto|scroll/.test(getComputedStyle(box).overflowX) || /auto|scroll/.test(getComputedStyle(el).overflowX)
+                  || (el.firstElementChild && /auto|scroll/.test(getComputedStyle(el.firstElementChild).overflowX));
+    var overflows = el.scrollWidth > el.clientWidth + 1 || el.getBoundingClientRect().right > box.getBoundingClientRect().right + 1;
+    if ((overflows && !scrolls) || box.getBoundingClientRect().right > document.documentElement.clientWidth + 1) {
       cut.push(el.tagName.toLowerCase() + " " + i + ": " + (el.textContent || el.getAttribute("src") || "").slice(0, 60));
+    }
+  });
+  var charts = [];
+  document.querySelectorAll(".md-content img").forEach(function (img) {
+    if (/\\.svg$/.test(img.getAttribute("src") || "")) {
+      charts.push({src: img.getAttribute("src"), shown: img.getBoundingClientRect().width});
     }
   });
   var out = document.createElement("pre");
   out.id = "course-check";
-  out.textContent = JSON.stringify({cut: cut, height: document.documentElement.scrollHeight,
+  out.textContent = JSON.stringify({cut: cut, charts: charts, height: document.documentElement.scrollHeight,
                                     width: document.documentElement.scrollWidth});
+  if (window.parent !== window) window.parent.postMessage(out.textContent, "*");  // the test's narrow frame
   document.body.appendChild(out);
 });
 """
@@ -110,15 +163,29 @@ window.addEventListener("load", function () {
 LINK_RE = re.compile(r"\]\((?P<target>[^)\s]+)\)")
 
 
-def _rewrite_links(text: str, lesson: manifest.Lesson, sources: set[str]) -> str:
+def header_page(rel: str) -> str:
+    """The site page of a header file: common/course/launch.cuh ->
+    header/course-launch.md."""
+    return "header/" + rel[len("common/"):].replace("/", "-").removesuffix(".cuh") + ".md"
+
+
+def _rewrite_links(text: str, lesson: manifest.Lesson, sources: list[str]) -> str:
+    """Links as the site has them: a snippet's source lines to the line on
+    the lesson's source page or the header's page (pymdownx's line anchors,
+    one numbering per code block), a research note or another day to its
+    page there."""
     def fix(m: re.Match) -> str:
         target = m.group("target")
         if re.match(r"^[a-z]+:", target) or target.startswith("#"):
             return m.group(0)
         path, _, anchor = target.partition("#")
+        line = re.match(r"L(\d+)", anchor)
         if path in sources:  # a snippet's source link: to the source page, that line
-            line = re.match(r"L(\d+)", anchor)
-            return f"](source.md#__codelineno-0-{line.group(1)})" if line else "](source.md)"
+            block = sources.index(path)
+            return f"](source.md#__codelineno-{block}-{line.group(1)})" if line else "](source.md)"
+        if path.startswith("../../common/"):
+            page = "../" + header_page(path[len("../../"):])
+            return f"]({page}#__codelineno-0-{line.group(1)})" if line else f"]({page})"
         if path.startswith("../../research/"):
             path = "../research/" + path[len("../../research/"):]
         elif re.match(r"^\.\./day\d+[^/]*/README\.md$", path):
@@ -155,6 +222,12 @@ def _source_page(lesson: manifest.Lesson) -> str:
     return "\n".join(parts)
 
 
+def _header_file_page(rel: str) -> str:
+    code = (manifest.ROOT / rel).read_text(encoding="utf-8")
+    return f"# `{rel}`\n\nPart of the shared header every day includes (`course.cuh`).\n\n" \
+           f"``` cuda linenums=\"1\"\n{code}```\n"
+
+
 def _index(lessons) -> str:
     rows = []
     for l in lessons:
@@ -185,10 +258,12 @@ def collect(lessons, standalone_dir: Path) -> dict[str, str | bytes]:
     for l in lessons:
         name = Path(l.dir).name
         page = (l.path / "README.md").read_text(encoding="utf-8")
-        sources = {os.path.basename(s) for s in l.sources}
+        sources = [os.path.basename(s) for s in l.sources]
         st = ev_verify.state_of(l)
         prov = provenance_text(st.record, st.entry) if st.valid else None
         page = _admonitions(_rewrite_links(page, l, sources), prov)
+        # a snippet's heading names its file, not the path a phone cannot fit
+        page = re.sub(r"\[`lessons/[^/`]+/([^`/]+)`, lines", r"[`\1`, lines", page)
         alone = standalone_dir / f"{l.target}.cu"
         if alone.exists():
             text = alone.read_text(encoding="utf-8")
@@ -206,6 +281,8 @@ def collect(lessons, standalone_dir: Path) -> dict[str, str | bytes]:
         files[f"docs/{name}/source.md"] = _source_page(l)
         for svg in sorted((l.path / "figures").glob("*.svg")):
             files[f"docs/{name}/figures/{svg.name}"] = svg.read_text(encoding="utf-8")
+    for rel in manifest.header_files(manifest.ROOT):
+        files[f"docs/{header_page(rel)}"] = _header_file_page(rel)
     for note in sorted((manifest.ROOT / "research").glob("*.md")):
         files[f"docs/research/{note.name}"] = note.read_text(encoding="utf-8")
     return files
@@ -216,11 +293,15 @@ def build(out: Path) -> int:
     work = manifest.build_dir() / "site-src"
     standalone_dir = manifest.build_dir() / "standalone"
     files = collect(lessons, standalone_dir)
+    files["hooks.py"] = HOOKS_PY
     nav = ["  - Course: index.md"]
     for l in lessons:
         name = Path(l.dir).name
         title = json.dumps(f"Day {l.day}: {l.topic}")
         nav.append(f"  - {title}:\n    - Lesson: {name}/index.md\n    - Source: {name}/source.md")
+    nav.append("  - Shared header:")
+    for rel in manifest.header_files(manifest.ROOT):
+        nav.append(f"    - {json.dumps(rel[len('common/'):])}: {header_page(rel)}")
     nav.append("  - Research:")
     for note in sorted((manifest.ROOT / "research").glob("*.md")):
         nav.append(f"    - research/{note.name}")
@@ -230,13 +311,12 @@ def build(out: Path) -> int:
     ensure_owned_folder(out, manifest.ROOT)
     mkdocs = Path(sys.prefix) / "bin" / "mkdocs"
     if not mkdocs.exists():
-        print("site: mkdocs is not installed; the configure step installs it into build/venv", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError("site: mkdocs is not installed; the configure step installs it into build/venv")
     proc = subprocess.run([str(mkdocs), "build", "--strict", "--quiet", "-f", str(work / "mkdocs.yml")],
                           capture_output=True, text=True)
     if proc.returncode != 0:
-        print(proc.stdout + proc.stderr, file=sys.stderr)
-        print("site: mkdocs build --strict failed (warnings are errors)", file=sys.stderr)
-        return EXIT_ERRORS
+        said = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
+        raise CourseError([f"site: mkdocs: {line}" for line in said[-20:]]
+                          + ["site: mkdocs build --strict failed (warnings are errors)"])
     print(f"site: {len(lessons)} day(s) built into {out}")
     return EXIT_OK
