@@ -35,7 +35,7 @@ def test_links_are_rewritten_for_the_site():
         "[`x.cu`, lines 3\u20135](x.cu#L3-L5) [r](../../research/REVIEW-PROCESS.md) "
         "[d](../day24_reduction/README.md) [web](https://example.org/a)"
     )
-    out = site_build._rewrite_links(text, LESSON, {"x.cu"})
+    out = site_build._rewrite_links(text, LESSON, ["x.cu"])
     assert "](source.md#__codelineno-0-3)" in out
     assert "](../research/REVIEW-PROCESS.md)" in out
     assert "](../day24_reduction/index.md)" in out
