@@ -402,9 +402,10 @@ __global__ void finishPartials(const float* __restrict__ partials, size_t count,
 // snippet: read-ceiling
 // The read ceiling: every 16-byte word of the input read once, with v9's
 // grid and its very loop, folded with XOR (one instruction per word, exact in
-// any order) and one atomicXor per block. A reduction of floats does at
-// least this much work, so its bandwidth is the most any version can
-// reach. Launch assumption: blockDim.x == kThreadsPerBlock; *out zeroed.
+// any order) and one atomicXor per block: where DRAM time dominates, what
+// a kernel that only reads achieves with v9's launch. Not a bound at small
+// sizes, where v9 runs a different, one-block kernel. Launch assumption:
+// blockDim.x == kThreadsPerBlock; *out zeroed.
 __global__ void readCeiling(const float* __restrict__ in, size_t n,
                             unsigned int* __restrict__ out) {
     COURSE_BLOCK_BEGIN();

@@ -93,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "and whether the word carried over. Each side is a record's tag, 'promoted' (the record the "
                     "page shows), or the path of the lesson's own --json output from any GPU, yours included. "
                     "Needs no git, writes nothing.")
-    r.add_argument("lesson", help="the lesson, e.g. day24_reduction")
+    r.add_argument("lesson", help="the lesson: its folder's name under lessons/")
     r.add_argument("tag_a", metavar="A", help="a tag, 'promoted', or a --json file")
     r.add_argument("tag_b", metavar="B", help="a tag, 'promoted', or a --json file")
     r.add_argument("--rows", action="store_true",

@@ -7,7 +7,7 @@ own --json output (a student's run, from any GPU); nothing here needs git
 or writes a file.
 
 Only ratios inside one run are compared across runs: the same build timed
-twice on one H200 moves a third of day 24's row times by more than the
+twice on one H200 moved a third of one lesson's row times by more than the
 rule's margin from one run to the next (research/REVIEW-PROCESS.md), so a
 row's time from two runs says how the runs differed, not what the code
 does."""
@@ -164,7 +164,7 @@ def _cell_text(c: Cell | None) -> str:
 
 def _row_name(row: dict) -> str:
     """The row's identity, its mode left out where a version or schedule
-    names it already (day 24's mode is the version's description)."""
+    names it already (a mode is then that name's description)."""
     named = "version" in row or "schedule" in row
     return " ".join(str(v) for k, v in row.items() if not (named and k == "mode"))
 

@@ -23,7 +23,8 @@ its measured error rate.
     floor: the same code timed twice side by side on the H200, as two
     instances (two graphs, two samplers), differs by up to about 2%; with
     a margin of 1% and "faster" for any interval wholly below zero, 33 of
-    189 such twin pairs of one day-24 record were called faster or slower.
+    189 such twin pairs of one record were called faster or slower
+    (research/REVIEW-PROCESS.md has the tallies).
   - Rows are sampled together, interleaved, until the rule decides at one
     of seven looks (16, 32, ..., 1,024 samples) or a cap: at most seven
     tries of 0.1% each, so a same-code pair is called faster or slower at

@@ -5,7 +5,7 @@ review, SASS) and figures.py (charts)."""
 
 from __future__ import annotations
 
-from ..sources.constants import NoSuchConstant, source_constant
+from ..sources.constants import NoSuchConstant, integer_value, source_constant
 from ..sources.manifest import Lesson
 from .causes import PageCauses
 from .figures import PageFigures
@@ -26,15 +26,19 @@ class LessonView:
             setattr(self, k, mark(getattr(lesson, k)))
         self.topic = lesson.topic  # typed by the author (CMakeLists.txt): prose, checked like prose
 
-    def constant(self, name: str) -> str:
+    def constant(self, name: str, fmt: str = ",") -> str:
         """What the lesson's source sets a named constant to (`constexpr
-        ... kName = VALUE;` or `#define NAME VALUE`), as written there: a
-        program's sizes and counts stay on its page whatever the evidence
-        (they are code, not measurements)."""
+        ... kName = VALUE;` or `#define NAME VALUE`): an integer expression
+        worked out and printed with `fmt` (16777216ull - 611ull reads
+        16,776,605), anything else as written there. A program's sizes and
+        counts stay on its page whatever the evidence (they are code, not
+        measurements)."""
         try:
-            return mark(source_constant(self._lesson, name))
+            text = source_constant(self._lesson, name)
         except NoSuchConstant as e:
             raise TemplateProblem(str(e)) from None
+        number = integer_value(text)
+        return mark(text if number is None else format(number, fmt))
 
 
 class Page(PageFigures, PageCauses, PageVerdicts, PageRows):

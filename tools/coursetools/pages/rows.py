@@ -120,7 +120,8 @@ class PageRows:
         fence = snippets.fence_for(out.split("\n"))
         cmd = " ".join(r["command"])
         # What carries over is the author's words (lesson.toml): prose, checked as prose.
-        other = "; ".join(c["what"] for c in self._lesson.info.carry_over) or "the ratios between rows"
+        other = "; ".join(c["what"] + (mark(" (its host-bound rows: on the same host only)") if c.get("host_bound")
+                                       else "") for c in self._lesson.info.carry_over) or "the ratios between rows"
         student = f"tools/course evidence compare {self._lesson.target} promoted your-run.json"
         return (mark(f"**{self.provenance()}**\n\nOn another GPU every time here will differ, and even two runs "
                      "on this one move times by a few percent. What may carry over is a ratio of rows timed "

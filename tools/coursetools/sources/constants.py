@@ -5,6 +5,8 @@ stale still says what the program sets."""
 
 from __future__ import annotations
 
+import ast
+import operator
 import re
 
 from ..fsutil import read_source
@@ -42,3 +44,40 @@ def source_constant(lesson: Lesson, name: str) -> str:
                 return value.replace(" ,", ",")
     raise NoSuchConstant(f"no constant '{name}' in {lesson.target}'s sources or the shared header "
                          "(constexpr, const or #define)")
+
+
+_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
+        ast.Mod: operator.mod, ast.LShift: operator.lshift, ast.RShift: operator.rshift}
+
+
+def integer_value(text: str) -> int | None:
+    """The value of an integer constant expression as C++ writes one
+    (`16777216ull - 611ull`, `1u << 16`, `2 * kThreads` is not: names are
+    not followed), or None: literals with their suffixes, + - * / % << >>,
+    parentheses. Evaluated on its syntax tree, never executed."""
+    if not re.fullmatch(r"[0-9a-fA-FxXuUlL+\-*/%<>() ]{1,200}", text):
+        return None
+    plain = re.sub(r"\b(0[xX][0-9a-fA-F]+|\d+)[uUlL]+\b", r"\1", text).replace("/", "//")
+    try:
+        tree = ast.parse(plain, mode="eval").body
+    except SyntaxError:
+        return None
+
+    def value(node, depth=0):
+        if depth > 50:
+            raise ValueError("too deep")
+        if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            v = value(node.operand, depth + 1)
+            return -v if isinstance(node.op, ast.USub) else v
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+            a, b = value(node.left, depth + 1), value(node.right, depth + 1)
+            if isinstance(node.op, (ast.LShift, ast.RShift)) and not 0 <= b < 128:
+                raise ValueError("shift")
+            return _OPS[type(node.op)](a, b)
+        raise ValueError("not an integer constant expression")
+    try:
+        return value(tree)
+    except (ValueError, ZeroDivisionError):
+        return None
