@@ -23,6 +23,7 @@ from ..evidence import verify as ev_verify
 from ..fsutil import read_source
 from ..sources import manifest, snippets
 from ..sources.manifest import Lesson
+from . import gpus
 from .figures import FIGURE_RE, FIGURES
 from .marks import MARK_CLOSE, MARK_OPEN, TemplateProblem, UnknownSnippet, _issued, resolve_marks, unmark
 from .page import LessonView, Page
@@ -170,9 +171,10 @@ def _unchanged(path: Path, sha: str | None) -> bool:
 
 
 def readme_table(lessons: list[Lesson]) -> str:
-    rows = ["| day | topic | needs |", "| --- | --- | --- |"]
+    rows = ["| day | topic | needs | runs on, for example |", "| --- | --- | --- | --- |"]
     for l in lessons:
-        rows.append(f"| [{l.day}]({l.dir}/README.md) | {l.topic} | compute capability {l.min_cc} |")
+        rows.append(f"| [{l.day}]({l.dir}/README.md) | {l.topic} | compute capability {l.min_cc} | "
+                    f"{gpus.cards_for(l.min_cc)} |")
     return README_BEGIN + "\n" + "\n".join(rows) + "\n" + README_END
 
 
