@@ -18,12 +18,41 @@ from .sources import manifest
 
 
 class Parser(argparse.ArgumentParser):
-    def error(self, message):  # wrong usage is exit 2
-        raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
+    """A parser whose wrong usage is exit 2 through the one error path, and
+    whose subcommands describe themselves in their own --help (their
+    one-line help, where no longer description is given)."""
+
+    def error(self, message):
+        raise UsageError(f"{message} (see {self.prog} --help)")
+
+    def add_subparsers(self, **kw):
+        action = super().add_subparsers(**kw)
+        add = action.add_parser
+
+        def add_parser(name, **kwargs):
+            kwargs.setdefault("formatter_class", HelpFormatter)
+            if "description" not in kwargs and "help" in kwargs:
+                kwargs["description"] = kwargs["help"][:1].upper() + kwargs["help"][1:] + "."
+            return add(name, **kwargs)
+        action.add_parser = add_parser
+        return action
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """Each option's default, said once: only where there is one to say (not
+    for a flag, a required option, an unset one, or where the help already
+    says it)."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if ("default" in text or action.default in (None, False, True, [], "", argparse.SUPPRESS)
+                or action.required or not action.option_strings):
+            return text
+        return f"{text} (default: {action.default})"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    fmt = argparse.ArgumentDefaultsHelpFormatter
+    fmt = HelpFormatter
     p = Parser(prog="course", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True, parser_class=Parser, metavar="COMMAND")
     b = str(manifest.build_dir())

@@ -22,14 +22,26 @@ def _lessons(names=None):
     return lessons, [manifest.find(lessons, n) for n in names]
 
 
-def _check_or_write(files: dict[Path, str], check: bool, fix_hint: str) -> list[Path]:
+def _differing(files: dict[Path, str]) -> list[Path]:
+    """The files whose text on disk is not `files[path]` (or that are missing)."""
+    return [p for p, text in sorted(files.items())
+            if not p.is_file() or p.read_text(encoding="utf-8", errors="replace") != text]
+
+
+def _require_up_to_date(files: dict[Path, str], fix_hint: str) -> None:
     """--check: OutOfDateError naming each file that differs and the
-    command that fixes it; otherwise writes the changed ones."""
-    stale = [p for p, text in sorted(files.items()) if not p.exists() or p.read_text(encoding="utf-8") != text]
+    command that fixes it."""
+    stale = _differing(files)
+    if stale:
+        raise OutOfDateError([f"{display_path(p)}: out of date; run: {fix_hint}" for p in stale])
+
+
+def _check_or_write(files: dict[Path, str], check: bool, fix_hint: str) -> list[Path]:
+    """--check: as _require_up_to_date; otherwise writes the changed ones."""
     if check:
-        if stale:
-            raise OutOfDateError([f"{display_path(p)}: out of date; run: {fix_hint}" for p in stale])
+        _require_up_to_date(files, fix_hint)
         return []
+    stale = _differing(files)
     for p in stale:
         check_no_links_between(p, manifest.ROOT)
     for p in stale:
@@ -66,10 +78,8 @@ def cmd_snippets(args) -> int:
     if diags:
         raise SourceError(diags + [f"{len(diags)} error(s); nothing written"])
     if args.check:
-        stale = [out / n / f for n, files in trees.items() for f, text in files.items()
-                 if not (out / n / f).is_file() or (out / n / f).read_text(encoding="utf-8") != text]
-        if stale:
-            raise OutOfDateError([f"{display_path(p)}: out of date; run: tools/course snippets" for p in stale])
+        _require_up_to_date({out / n / f: text for n, files in trees.items() for f, text in files.items()},
+                            "tools/course snippets")
         print(f"snippets: {display_path(out)} is up to date")
         return EXIT_OK
     ensure_owned_folder(out, manifest.ROOT)
@@ -125,10 +135,8 @@ def cmd_standalone(args) -> int:
     out = Path(args.output)
     files = standalone.standalone_files(lessons)
     if args.check:
-        stale = [out / n for n, t in files.items() if not (out / n).is_file() or (out / n).read_text() != t]
-        if stale:
-            raise OutOfDateError([f"{display_path(p)}: out of date; run: tools/course standalone -o {display_path(out)}"
-                                  for p in stale])
+        _require_up_to_date({out / n: t for n, t in files.items()},
+                            f"tools/course standalone -o {display_path(out)}")
         print(f"standalone: {display_path(out)} is up to date")
         return EXIT_OK
     ensure_owned_folder(out, manifest.ROOT)
@@ -265,7 +273,10 @@ def cmd_format(args) -> int:
     from .sources import lint
 
     version, count = lint.check_format(fix=args.fix)
-    print(f"format: {version}: {count} source(s) formatted" + (" (fixed)" if args.fix else ""))
+    if args.fix:
+        print(f"format: {version}: {count} source(s) changed, {len(lint.format_files())} checked")
+    else:
+        print(f"format: {version}: {count} source(s) formatted as the style says")
     return EXIT_OK
 
 

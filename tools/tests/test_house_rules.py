@@ -90,3 +90,26 @@ def test_no_private_key_is_committed():
     out = subprocess.run(["git", "grep", "-lE", "BEGIN [A-Z ]*PRIVATE KEY"], cwd=manifest.ROOT,
                          capture_output=True, text=True)
     assert out.stdout.strip() == "", f"private keys committed: {out.stdout}"
+
+
+def test_the_gpu_machines_commands_need_only_the_standard_library():
+    """`evidence record`, `review` and `status`/`verify` run on a GPU machine
+    with a bare python3: importing them (and all they import) must pull in
+    no third-party package. Run in a fresh interpreter that cannot see the
+    tools' virtual environment."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1])\n"
+        "from coursetools import cli, commands\n"
+        "from coursetools.evidence import run, review, verify, promote, store, machine, proof, plausibility\n"
+        "import coursetools.evidence.verdict\n"
+        "std = set(sys.stdlib_module_names)\n"
+        "bad = sorted({m.split('.')[0] for m in sys.modules} - std - {'coursetools', '__main__'})\n"
+        "print(' '.join(bad))\n"
+    )
+    proc = subprocess.run([sys.executable, "-I", "-S", "-c", code, str(manifest.ROOT / "tools")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "", f"third-party modules imported: {proc.stdout.strip()}"

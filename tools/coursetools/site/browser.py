@@ -12,14 +12,13 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
 from ..errors import EXIT_OK, CourseError, UsageError, display_path
 from ..evidence import verify as ev_verify
 from ..fsutil import ensure_owned_folder
-from ..sources import manifest
+from ..sources import manifest, standalone
 from . import explorer
 
 
@@ -170,9 +169,12 @@ def link_problems(dom: str, url: str, lesson: manifest.Lesson) -> list[str]:
         if not m:
             problems.append("no Open in Compiler Explorer link")
         else:
-            source, _, _ = explorer.decode(html.unescape(m.group(1)))
-            if source != alone:
+            link = html.unescape(m.group(1))
+            source, _, _ = explorer.decode(link)
+            if source != standalone.explorer_text(lesson):
                 problems.append("the Compiler Explorer link does not carry the single-file program")
+            if len(link) > explorer.MAX_LINK:
+                problems.append(f"the Compiler Explorer link is {len(link):,} characters (at most {explorer.MAX_LINK:,})")
     return problems
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from ..errors import EXIT_OK, CourseError, UsageError
 from ..evidence import verify as ev_verify
 from ..fsutil import ensure_owned_folder, replace_tree
-from ..sources import manifest
+from ..sources import manifest, standalone
 from ..pages.rows import provenance_text
 from . import explorer
 
@@ -267,13 +267,14 @@ def collect(lessons, standalone_dir: Path) -> dict[str, str | bytes]:
         alone = standalone_dir / f"{l.target}.cu"
         if alone.exists():
             text = alone.read_text(encoding="utf-8")
-            url = explorer.link(text, l.nvcc_flags)
+            url = explorer.link(standalone.explorer_text(l), l.nvcc_flags)
             page = page.replace(
                 "\n## Build and run\n",
                 "\n!!! note \"Compiler Explorer\"\n\n"
                 f'    <a href="{html.escape(url, quote=True)}">Open this day in Compiler Explorer</a> '
-                f"(the whole program in the link, with its flags: `{l.nvcc_flags}`), or read the single file "
-                f"it opens: [{l.target}.cu]({l.target}.cu), the shared header inlined.\n\n## Build and run\n",
+                f"(the whole program in the link, compressed, the shared header's comments left out to keep it "
+                f"short, with its flags: `{l.nvcc_flags}`), or read the single file whole: "
+                f"[{l.target}.cu]({l.target}.cu), the shared header inlined.\n\n## Build and run\n",
                 1,
             )
             files[f"docs/{name}/{l.target}.cu"] = text

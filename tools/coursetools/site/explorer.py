@@ -3,12 +3,14 @@
 Compiler Explorer reads its client state from the URL's fragment, which
 the browser never sends to a server, so a long program fits (a path of a
 few kilobytes is the most a server accepts). static/url.ts in
-compiler-explorer/compiler-explorer (read 2026-11-29): deserialiseState()
+compiler-explorer/compiler-explorer (read 2026-12-01): deserialiseState()
 first tries rison, then JSON.parse(decodeURIComponent(fragment)) for the
 older "version 3" state, {"version": 3, "filterAsm": {}, "compilers":
-[{"source", "options", "compiler"}]}, which it converts to an editor and
-a compiler pane. That JSON form is what this link uses; decode() turns a
-link back into (source, options, compiler) for the unit test.
+[{"sourcez", "options", "compiler"}]}, whose `sourcez` convertOldState()
+decompresses with lz-string's decompressFromBase64. That form is what this
+link uses: the program compressed (site/lzstring.py), a link of about half
+its size. decode() turns a link back into (source, options, compiler) for
+the unit test.
 """
 
 from __future__ import annotations
@@ -16,18 +18,23 @@ from __future__ import annotations
 import json
 import urllib.parse
 
+from . import lzstring
+
 BASE = "https://godbolt.org/"
 # NVCC 13.0 in Compiler Explorer's compiler list: ids are "nvcc" and the
 # version's digits (etc/config/cuda.amazon.properties, read 2026-11-29).
 COMPILER = "nvcc130"
 # Characters a fragment may carry as they are (RFC 3986) and that neither
-# Markdown nor HTML attributes treat specially, so the link stays near the
-# program's size: quotes and parentheses are encoded.
-SAFE = "{}[]:,-_.~!*/;?@$&+="
+# Markdown nor HTML attributes treat specially; "+" is encoded, since the
+# rison attempt reads it as a space.
+SAFE = "{}[]:,-_.~!*/;?@$&="
+# Some browsers and chat tools cut longer addresses.
+MAX_LINK = 65536
 
 
 def link(source: str, options: str, compiler: str = COMPILER) -> str:
-    state = {"version": 3, "filterAsm": {}, "compilers": [{"source": source, "options": options, "compiler": compiler}]}
+    state = {"version": 3, "filterAsm": {},
+             "compilers": [{"sourcez": lzstring.compress_to_base64(source), "options": options, "compiler": compiler}]}
     text = json.dumps(state, separators=(",", ":"), ensure_ascii=False)
     return BASE + "#" + urllib.parse.quote(text, safe=SAFE)
 
@@ -37,4 +44,5 @@ def decode(url: str) -> tuple[str, str, str]:
         raise ValueError(f"not a Compiler Explorer link: {url[:60]}")
     state = json.loads(urllib.parse.unquote(url[len(BASE) + 1:]))
     c = state["compilers"][0]
-    return c["source"], c["options"], c["compiler"]
+    source = lzstring.decompress_from_base64(c["sourcez"]) if "sourcez" in c else c["source"]
+    return source, c["options"], c["compiler"]

@@ -76,8 +76,9 @@ def format_files(root: Path | None = None) -> list[Path]:
 
 def check_format(root: Path | None = None, fix: bool = False) -> tuple[str, int]:
     """The pinned clang-format's verdict on every source: returns its
-    version and the number of files, or raises SourceError naming each
-    place that differs and the command that fixes it."""
+    version and the number of files checked (with `fix`: the number it
+    changed), or raises SourceError naming each place that differs and the
+    command that fixes it."""
     root = Path(root or manifest.ROOT)
     binary = clang_format_binary()
     if binary is None:
@@ -86,8 +87,10 @@ def check_format(root: Path | None = None, fix: bool = False) -> tuple[str, int]
     version = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip()
     files = [str(p) for p in format_files(root)]
     if fix:
+        before = {f: Path(f).read_bytes() for f in files}
         subprocess.run([binary, "-i", "--style=file", *files], check=True)
-        return version, len(files)
+        changed = sum(Path(f).read_bytes() != data for f, data in before.items())
+        return version, changed
     proc = subprocess.run([binary, "--dry-run", "--Werror", "--style=file", *files], capture_output=True, text=True)
     if proc.returncode != 0:
         problems = [l for l in proc.stderr.splitlines() if ": error:" in l] or [proc.stderr.strip()]

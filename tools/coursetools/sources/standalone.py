@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from . import manifest
+from . import cpplex, manifest
 from ..errors import Diagnostic, SourceError
 from ..fsutil import read_source
 from .manifest import HEADER, Lesson
@@ -63,3 +63,22 @@ def standalone_text(lesson: Lesson) -> str:
 
 def standalone_files(lessons) -> dict[str, str]:
     return {f"{l.target}.cu": standalone_text(l) for l in lessons}
+
+
+def _without_comments(text: str) -> str:
+    """The code of `text` with its comments removed and runs of blank lines
+    closed up (comments carry no code: lines and tokens stay whole)."""
+    out = "".join(t.text for t in cpplex.tokens(text) if t.kind not in ("line_comment", "block_comment"))
+    out = re.sub(r"[ \t]+\n", "\n", out)
+    return re.sub(r"\n{3,}", "\n\n", out)
+
+
+def explorer_text(lesson: Lesson) -> str:
+    """The standalone copy as a Compiler Explorer link carries it: the
+    lesson's own code whole, the inlined header without its comments (the
+    site has the header whole), so that the link stays under 64 KB."""
+    text = standalone_text(lesson)
+    begin = text.index(f"// ---- begin {HEADER}")
+    end = text.index(f"// ---- end {HEADER}")
+    return (text[:begin] + f"// ---- {HEADER} inlined, its comments left out (the course's site has it whole)\n"
+            + _without_comments(text[begin:end]) + text[end:])
