@@ -66,7 +66,12 @@ def compile_extras(lesson: Lesson, build: Path, root: Path | None = None) -> lis
         return [f"{path}: no compile command for {lesson.target}; configure again"]
     extras: list[str] = []
     sources = {str(root / s) for s in lesson.sources}
+    want = {_gencode(a) for a in lesson.architectures}
     for entry in mine:
+        got = {t for t in shlex.split(str(entry.get("command", ""))) if GENCODE_RE.fullmatch(t)}
+        if lesson.architectures and got != want:
+            extras.append(f"architectures {sorted(got)} where the course builds {lesson.target} for "
+                          f"{sorted(want)} (its CMakeLists.txt's minimum and the build's setting)")
         try:
             tokens = shlex.split(entry["command"])
         except ValueError as e:
@@ -96,6 +101,31 @@ def compile_extras(lesson: Lesson, build: Path, root: Path | None = None) -> lis
                 extras.append(t)
                 i += 1
     return extras
+
+
+def _gencode(arch: str) -> str:
+    """CMake's nvcc option for one of CMAKE_CUDA_ARCHITECTURES' entries:
+    "90" (SASS and PTX), "90-real" (SASS), "75-virtual" (PTX)."""
+    base, _, kind = arch.partition("-")
+    codes = {"real": f"sm_{base}", "virtual": f"compute_{base}"}.get(kind, f"compute_{base},sm_{base}")
+    return f"--generate-code=arch=compute_{base},code=[{codes}]"
+
+
+def launcher_problems(lesson: Lesson, build: Path) -> list[str]:
+    """The compile rule of the lesson's target as the Makefile runs it: nvcc
+    itself, with no launcher in front (RULE_LAUNCH_COMPILE, a
+    CMAKE_CUDA_COMPILER_LAUNCHER), whose wrapping no compile command shows."""
+    make = Path(build) / lesson.dir / "CMakeFiles" / f"{lesson.target}.dir" / "build.make"
+    if not make.exists():
+        return []
+    problems = []
+    for line in make.read_text(encoding="utf-8", errors="replace").splitlines():
+        if " -c " in line and "&&" in line and ".cu.o" in line:
+            first = line.split("&&", 1)[1].split()[0] if line.split("&&", 1)[1].split() else ""
+            if Path(first).name != "nvcc":
+                problems.append(f"{lesson.target}'s compile rule runs {first} before nvcc (a compiler launcher), "
+                                "which no compile command shows")
+    return problems
 
 
 def _cuda_root(build: Path) -> Path:

@@ -104,6 +104,33 @@ def impossible_rows(results: dict | None, gpu: dict) -> list[str]:
         elif on_chip and _finite(g) and g > on_chip:
             out.append(f"row {i} ({name}): {g:.0f} GB/s is above what the SMs can take in "
                        f"({on_chip:.0f} GB/s: {ON_CHIP_BYTES_PER_CLOCK_PER_SM} bytes per clock per SM)")
+    return out + inconsistent_bytes(results)
+
+
+# What names the same work in every timing of a row (its bytes are fixed).
+_WORK_FIELDS = ("group", "version", "schedule", "mode", "elements", "bins", "keys", "k", "cluster")
+
+
+def inconsistent_bytes(results: dict | None) -> list[str]:
+    """A row's bandwidth is its bytes over its median time, and its bytes
+    do not change with the timing mode: gbps x median_ms must agree across
+    a row's timings (to the header's rounding), or one was written by hand."""
+    seen: dict[tuple, tuple[float, str]] = {}
+    out = []
+    for i, row in enumerate((results or {}).get("rows", []) or []):
+        if not isinstance(row, dict) or not (_finite(row.get("gbps")) and _finite(row.get("median_ms"))):
+            continue
+        if row["gbps"] <= 0:
+            continue
+        key = tuple((k, row.get(k)) for k in _WORK_FIELDS if k in row)
+        moved = row["gbps"] * row["median_ms"]
+        if key in seen:
+            other, where = seen[key]
+            if abs(moved - other) > 1e-4 * max(moved, other):
+                out.append(f"row {i} ({' '.join(str(v) for _, v in key)}, {row.get('timing')}): its bandwidth "
+                           f"and median time imply {moved * 1e6:.6g} bytes, but its {where} row {other * 1e6:.6g}")
+        else:
+            seen[key] = (moved, str(row.get("timing")))
     return out
 
 

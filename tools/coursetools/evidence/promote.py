@@ -79,6 +79,16 @@ def record_problems(lesson: Lesson, rec: dict, for_promotion: bool = True) -> li
         reasons.append("the record does not say the GPU's compute capability")
     elif have < lesson.min_cc_tuple:
         reasons.append(f"the GPU is compute capability {have[0]}.{have[1]}; {lesson.target} needs {lesson.min_cc} or newer")
+    else:
+        # The GPU ran machine code built for it, not code compiled on the fly
+        # from an older architecture's PTX (which takes that older code path:
+        # `#if __CUDA_ARCH__ >= ...` blocks fall away).
+        native = {f"{have[0]}{have[1]}", f"{have[0]}{have[1]}-real", f"{have[0]}{have[1]}a-real"}
+        archs = (rec.get("toolchain") or {}).get("architectures") if isinstance(rec.get("toolchain"), dict) else None
+        if not isinstance(archs, list) or not native & {str(a) for a in archs}:
+            reasons.append(f"the executable holds no machine code for the GPU it ran on (compute capability "
+                           f"{have[0]}.{have[1]}; built for {archs}): it ran from an older architecture's PTX, "
+                           "another program; build with the course's architectures")
     exe = rec.get("executable") if isinstance(rec.get("executable"), dict) else {}
     if exe.get("target") != lesson.target or not re.fullmatch(r"[0-9a-f]{64}", str(exe.get("sha256", ""))):
         reasons.append("the executable that ran was not the lesson's own build target (no target and sha256 recorded)")
@@ -94,7 +104,8 @@ def record_problems(lesson: Lesson, rec: dict, for_promotion: bool = True) -> li
     build = Path(lesson.binary).parent.parent
     extras = []
     if lesson.built:
-        extras = list(lesson.extra_flags) + buildcheck.compile_extras(lesson, build) + buildcheck.link_extras(lesson, build)
+        extras = (list(lesson.extra_flags) + buildcheck.compile_extras(lesson, build)
+                  + buildcheck.link_extras(lesson, build) + buildcheck.launcher_problems(lesson, build))
     if extras:
         reasons.append("the lesson's timed build compiles with flags of its own "
                        f"({'; '.join(extras)[:300]}), which the sources digest cannot see; "

@@ -171,6 +171,12 @@ def record(
         raise UsageError(f"--commit '{commit}' is not a git commit id (7 to 40 lower-case hex digits)")
     if not lesson.built:
         raise UsageError(f"{lesson.target} is left out of this build (its architectures); configure for its GPU")
+    # nvcc reads these from the environment and adds them to every command:
+    # flags no compile command, dependency file or digest would show.
+    hidden = [v for v in ("NVCC_APPEND_FLAGS", "NVCC_PREPEND_FLAGS", "NVCC_CCBIN") if os.environ.get(v)]
+    if hidden:
+        raise UsageError(f"{', '.join(hidden)} set in the environment: nvcc would build with flags the record "
+                         "cannot show; unset them and record again")
     if review is not None:
         review_data = load_json(Path(review), "the summary tools/course review wrote")
     steps = buildfile.build_file_problems(lesson)

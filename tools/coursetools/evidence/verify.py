@@ -11,7 +11,7 @@ from ..errors import EvidenceError, display_path
 from ..sources.manifest import Lesson
 from . import signing
 from .promote import record_problems
-from .store import TAG_FILE_RE, confined_record, evidence_dir, load_promotions, load_record
+from .store import PROMOTIONS_SCHEMA, TAG_FILE_RE, confined_record, evidence_dir, load_promotions, load_record
 
 
 @dataclasses.dataclass
@@ -77,9 +77,11 @@ def verify(lessons: list[Lesson], base: Path | None = None) -> list[str]:
     problems = []
     base = Path(base or evidence_dir())
     try:
-        promoted = load_promotions(base)["promoted"]
+        promotions = load_promotions(base)
+        promoted = promotions["promoted"]
     except EvidenceError as e:
         return [str(d) for d in e.diagnostics]
+    problems += history_problems(promotions, base)
     known = {l.target for l in lessons}
     for name in sorted(set(promoted) - known):
         problems.append(f"{name}: promoted, but no such lesson is declared in CMake")
@@ -102,6 +104,41 @@ def verify(lessons: list[Lesson], base: Path | None = None) -> list[str]:
         if p.parent.name not in known:
             problems.append(f"{display_path(p)}: error: records/{p.parent.name}/ is no declared lesson's folder")
     problems += stray_files(base)
+    return problems
+
+
+def history_problems(promotions: dict, base: Path) -> list[str]:
+    """The promotions file as promote writes it: its schema, no key of its
+    own, and a history that is the audit trail: every signed entry's
+    signature valid, unsigned ones only from before the course signed its
+    promotions, and each lesson's current entry its last."""
+    shown = "evidence/promoted.json"
+    problems = []
+    if promotions.get("schema") != PROMOTIONS_SCHEMA:
+        problems.append(f"{shown}: schema is {promotions.get('schema')!r}, expected {PROMOTIONS_SCHEMA!r}")
+    extra = sorted(set(promotions) - {"schema", "promoted", "history"})
+    if extra:
+        problems.append(f"{shown}: keys promote never writes: {', '.join(map(str, extra))}")
+    history = promotions.get("history", [])
+    signers = signing.allowed_signers_path(base)
+    signed_since = None
+    last: dict[str, dict] = {}
+    for i, entry in enumerate(history):
+        if not isinstance(entry, dict) or not isinstance(entry.get("lesson"), str):
+            problems.append(f"{shown}: history[{i}] is not a promotion entry")
+            continue
+        if entry.get("signature"):
+            signed_since = signed_since or i
+            problem = signing.verify(entry, signers)
+            if problem:
+                problems.append(f"{shown}: history[{i}] ({entry['lesson']}, {entry.get('tag')}): {problem}")
+        elif signed_since is not None:
+            problems.append(f"{shown}: history[{i}] ({entry['lesson']}, {entry.get('tag')}) is unsigned, after "
+                            "signed promotions began: every promotion since is signed")
+        last[entry["lesson"]] = entry
+    for name, entry in promotions.get("promoted", {}).items():
+        if last.get(name) != entry:
+            problems.append(f"{shown}: promoted.{name} is not the last promotion of {name} in the history")
     return problems
 
 

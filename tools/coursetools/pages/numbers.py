@@ -70,8 +70,19 @@ def unescaped(text: str) -> str:
     return text
 
 
+# What a non-ASCII numeral (a superscript, a Roman numeral, an Ethiopic
+# or Arabic-Indic digit, a vulgar fraction) reads as: a number no page
+# states as a constant, so the check names it.
+NUMERAL = " 999999999 "  # spaced: "x⁷" is no name
+
+
+def numerals_marked(text: str) -> str:
+    """Every non-ASCII numeral as NUMERAL."""
+    return "".join(NUMERAL if ord(c) > 127 and unicodedata.category(c) in ("Nd", "Nl", "No") else c for c in text)
+
+
 def as_read(text: str) -> str:
-    text = unicodedata.normalize("NFKC", unescaped(text))
+    text = unicodedata.normalize("NFKC", numerals_marked(unescaped(text)))
     text = invisible_dropped(text)
     return re.sub(r"(?<![A-Za-z0-9])_+|_+(?![A-Za-z0-9])", " ", text)
 
@@ -104,12 +115,32 @@ def typed(line: str, allowed: set[float], days: set[int], words: bool = True) ->
     return out
 
 
+_ORDINAL_STEMS = {"twelf": "twelve", "fif": "five", "eigh": "eight", "nin": "nine", "twentie": "twenty",
+                  "thirtie": "thirty", "fortie": "forty", "fiftie": "fifty", "sixtie": "sixty",
+                  "seventie": "seventy", "eightie": "eighty", "ninetie": "ninety"}
+
+
+def _derived(word: str) -> tuple[float, ...]:
+    """A number word with a suffix: 'sevenfold', 'hundredfold', 'a
+    twelfth', 'hundredths', 'twentieth'."""
+    if word.endswith("fold") and word[:-4] in NUMBER_WORDS:
+        return NUMBER_WORDS[word[:-4]]
+    for suffix in ("ths", "th"):
+        if word.endswith(suffix) and len(word) > len(suffix) + 2:
+            stem = word[: -len(suffix)]
+            stem = _ORDINAL_STEMS.get(stem, stem)
+            if stem in NUMBER_WORDS:
+                value = NUMBER_WORDS[stem][0]
+                return (1 / value, value) if value else (value,)
+    return ()
+
+
 def word_values(word: str) -> tuple[float, ...]:
     """The values a number word (or a hyphenated run of them, such as
     'twenty-four') may stand for; () for any other word."""
     parts = word.lower().split("-")
     if len(parts) == 1:
-        return NUMBER_WORDS.get(parts[0], ())
+        return NUMBER_WORDS.get(parts[0], ()) or _derived(parts[0])
     if all(p in NUMBER_WORDS for p in parts):
         if len(parts) == 2 and parts[0] in _TENS and parts[1] in _UNITS[1:10]:
             return (float(_TENS[parts[0]] + _UNITS.index(parts[1])),)

@@ -31,15 +31,21 @@ from ..errors import Diagnostic
 from ..sources import manifest
 from ..sources.manifest import Lesson
 from . import marks, render
-from .numbers import NUMBER_RE, invisible_dropped, typed, unescaped
+from .numbers import NUMBER_RE, invisible_dropped, numerals_marked, typed, unescaped
 
-DATE_RE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
+# A date as a citation writes it: a real one (no 0037-00-00).
+DATE_RE = re.compile(r"\b(?:19|20)\d{2}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])\b")
 MARKED_RE = re.compile(re.escape(marks.MARK_OPEN) + ".*?" + re.escape(marks.MARK_CLOSE), re.S)
 COMMENT_RE = re.compile(r"<!--.*?-->", re.S)
-# CommonMark's autolink (<https://...>) and raw HTML's tag openers.
-AUTOLINK_RE = re.compile(r"<[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*>|<[^\s<>@]+@[^\s<>@]+>")
+# CommonMark's autolink to a web address (<https://...>): its text is an
+# address, not prose. Any other autolink (<name:37x>, an e-mail address)
+# shows its text as written, so it is read as prose.
+AUTOLINK_RE = re.compile(r"<(?:https?|ftp)://[^\s<>]*>")
 HTML_TAG_RE = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?=[\s/>]|$)|<![A-Za-z\[]|<\?")
-LINK_TARGET_RE = re.compile(r"\]\([^)\s]*(?:\s+\"[^\"]*\")?\)|^\s*\[[^\]]+\]:\s*\S+.*$", re.M)
+# A link's destination (not its title, which shows as a tooltip) and a
+# reference definition's label and destination (not a footnote, which
+# shows, nor what follows the destination).
+LINK_TARGET_RE = re.compile(r"\]\(<?[^)\s>]*>?|^ {0,3}\[[^\]^][^\]]*\]:[ \t]*<?[^\s>]+>?", re.M)
 URL_RE = re.compile(r"\b(?:https?|ftp)://\S+")
 FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 
@@ -153,8 +159,8 @@ def lines_as_read(text: str) -> list[tuple[str, str]]:
                 run, kind = [], k
             run.append(c)
         flush()
-        whole = invisible_dropped(unicodedata.normalize("NFKC", "".join(parts)))
-        prose = invisible_dropped(unicodedata.normalize("NFKC", "".join(prose_parts)))
+        whole = invisible_dropped(unicodedata.normalize("NFKC", numerals_marked("".join(parts))))
+        prose = invisible_dropped(unicodedata.normalize("NFKC", numerals_marked("".join(prose_parts))))
         out.append((whole, prose))
         pos += len(line) + 1
     return out
@@ -214,4 +220,37 @@ def check(lessons: list[Lesson], only=None) -> list[Diagnostic]:
         shown = template_path.relative_to(manifest.ROOT).as_posix()
         template = template_path.read_text(encoding="utf-8", errors="replace")
         out += problems_in(page, allowed, days, shown, template)
+        out += snippet_comment_problems(lesson, page, allowed)
+    return out
+
+
+# A measurement as a comment would state one: a number with a unit of
+# time, bandwidth or speed-up.
+MEASURED_RE = re.compile(r"(?<![A-Za-z0-9_.])(\d[\d,]*(?:\.\d+)?)\s*(?:ms|us|µs|ns|[GMT]B/s|x\b|%|"
+                         r"times (?:faster|slower|quicker|as fast))")
+
+
+def snippet_comment_problems(lesson: Lesson, page: str, allowed: set[float]) -> list[Diagnostic]:
+    """A snippet is code, shown as written, and a comment edit keeps the
+    evidence: so a comment the page shows may not state a measurement (a
+    time, a bandwidth, a speed-up) the record did not produce, unless the
+    number is one of the lesson's stated constants."""
+    from ..sources import cpplex, snippets
+
+    found, _ = snippets.extract([str(manifest.ROOT / s) for s in (*lesson.sources, *manifest.header_files(manifest.ROOT))],
+                                manifest.ROOT, lesson.target)
+    out = []
+    for sn in found:
+        if f"\n{sn.lines[0]}\n" not in "\n" + page if sn.lines else True:
+            continue  # not on this page
+        for t in cpplex.tokens(sn.text):
+            if t.kind not in ("line_comment", "block_comment"):
+                continue
+            for m in MEASURED_RE.finditer(t.text):
+                value = float(m.group(1).replace(",", ""))
+                if not any(abs(value - a) <= 1e-9 * max(1.0, abs(a)) for a in allowed):
+                    out.append(Diagnostic(sn.path, sn.start + t.line - 1, 0,
+                                          f"a comment in snippet '{sn.name}', shown on {lesson.target}'s page, states "
+                                          f"a measurement ('{m.group(0)}'); a comment edit keeps the evidence, so "
+                                          "measurements come from the record, not from comments"))
     return out

@@ -37,9 +37,14 @@ def _format(value, fmt: str) -> str:
     spec = m.group(1) if m else fmt
     # Python's spec, with the fill limited to a space or a zero: any other
     # fill character would be text typed into the page through a format.
-    if not re.fullmatch(r"(?:[ 0]?[<>^=])?[+\- ]?#?0?\d{0,2}[,_]?(?:\.\d{1,2})?[bcdeEfFgGn%xX]?", spec):
-        raise TemplateProblem(f"format '{fmt}' is not a number format such as '.1f' or ',' (widths and "
-                              "precisions of at most two digits)")
+    # Decimal notations only: a hexadecimal, binary or character form
+    # would print a number the record does not hold as one a reader reads.
+    if not re.fullmatch(r"(?:[ 0]?[<>^=])?[+\- ]?0?\d{0,2}[,_]?(?:\.\d{1,2})?[deEfFgG%]?", spec):
+        raise TemplateProblem(f"format '{fmt}' is not a decimal number format such as '.1f', ',' or '.1%' "
+                              "(widths and precisions of at most two digits; no x, b, c, o or n)")
+    if spec.endswith("%") and isinstance(value, (int, float)) and abs(value) > 10:
+        raise TemplateProblem(f"format '{fmt}' prints {value!r} as {value * 100:.0f}%: '%' is for fractions "
+                              "(a spread, a share), and this value is not one")
     try:
         return format(value, spec)
     except (TypeError, ValueError) as e:

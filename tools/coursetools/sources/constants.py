@@ -30,7 +30,10 @@ def source_constant(lesson: Lesson, name: str) -> str:
     root = manifest.ROOT
     for rel in (*lesson.sources, *manifest.header_files(root)):
         text = read_source(root / rel, root).decode("utf-8", errors="replace")
-        m = re.search(rf"^[ \t]*#[ \t]*define[ \t]+{name}[ \t]+([^\n]+)$", text, re.M)
+        # Comments out (their newlines kept): a #define a comment holds is not the program's.
+        code = "".join(t.text if t.kind not in ("line_comment", "block_comment") else "\n" * t.text.count("\n")
+                       for t in cpplex.tokens(text))
+        m = re.search(rf"^[ \t]*#[ \t]*define[ \t]+{name}[ \t]+([^\n]+)$", code, re.M)
         if m:
             return " ".join(cpplex.code_tokens(m.group(1)))
         tokens = cpplex.code_tokens(text)

@@ -58,6 +58,13 @@ def _text(data: bytes, shown: str) -> str:
     return text
 
 
+def _in_comment_or_literal(text: str, offset: int) -> bool:
+    for t in cpplex.tokens(text):
+        if t.start <= offset < t.start + len(t.text):
+            return t.kind in ("line_comment", "block_comment", "literal", "raw")
+    return False
+
+
 def _cpp_tokens(text: str, shown: str) -> list[str]:
     for m in INCLUDE_RE.finditer(text):
         name = m.group("name") if m.group("name") is not None else m.group("q")
@@ -66,6 +73,16 @@ def _cpp_tokens(text: str, shown: str) -> list[str]:
             raise SourceError(Diagnostic(shown, line, 0, "an #include's file name holds '/*' or '//', which is a "
                                          "path to the compiler but a comment to this lexer; the sources digest "
                                          "refuses it"))
+    # A line continuation between two characters of code joins them into
+    # one token for the compiler (`-\<newline>-` is `--`) where this lexer
+    # sees two: refused, as the compiler and the digest must read alike.
+    for m in re.finditer(r"[^\s\\]\\\r?\n(?=\S)", text):
+        if _in_comment_or_literal(text, m.start() + 1):
+            continue
+        line = text.count("\n", 0, m.start()) + 1
+        raise SourceError(Diagnostic(shown, line, 0, "a backslash-newline joins two pieces of code into one token "
+                                     "for the compiler; the sources digest refuses it: put a space before the "
+                                     "backslash, or join the line"))
     try:
         return cpplex.code_tokens(text)
     except cpplex.Splice as e:

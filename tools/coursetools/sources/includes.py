@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from . import cpplex
 from ..errors import Diagnostic, SourceError
 from ..fsutil import read_source
 from .digest import INCLUDE_RE
@@ -42,9 +43,28 @@ def _inside(path: Path, root: Path) -> str | None:
         return None
 
 
+# What reads a file without #include, so that neither the digest nor the
+# compiler's dependency file would name it: the assembler's .incbin, C23's
+# #embed, and __has_include, whose answer a file's existence changes. And
+# what makes a comment or blank line change the program: __LINE__ and
+# __COUNTER__ outside a diagnostic (the header's CUDA_CHECK prints
+# __LINE__; nothing else may use it).
+UNFOLLOWED_RE = re.compile(r"\.incbin\b|^[ \t]*#[ \t]*embed\b|\b__has_include(?:_next)?\b", re.M)
+LINE_RE = re.compile(r"\b__(?:LINE|COUNTER)__\b")
+LINE_ALLOWED = ("common/course/check.cuh",)
+
+
 def includes_of(rel: str, text: str, root: Path) -> list[str]:
     """The repository files `rel` includes, resolved as the compiler does."""
     found = []
+    code = "".join(t.text if t.kind not in ("line_comment", "block_comment") else "\n" * t.text.count("\n")
+                   for t in cpplex.tokens(text))
+    for rx, why in ((UNFOLLOWED_RE, "reads a file the sources digest cannot follow; include it with #include"),
+                    (LINE_RE, "makes the program depend on line numbers, which a comment edit changes")):
+        hit = rx.search(code)
+        if hit and not (rx is LINE_RE and rel in LINE_ALLOWED):
+            line = code.count("\n", 0, hit.start()) + 1
+            raise SourceError(Diagnostic(rel, line, 0, f"{hit.group(0).strip()} {why}"))
     m = COMPUTED_RE.search(text)
     if m:
         line = text.count("\n", 0, m.start()) + 1

@@ -8,6 +8,7 @@ be."""
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 import tomllib
 from pathlib import Path
@@ -150,6 +151,10 @@ def line_of(lines: dict[str, int], path: str) -> int:
 
 
 def _more_problems(data: dict, variants: tuple[str, ...] | None, problems: list[tuple[str, str]]) -> None:
+    for i, c in enumerate(data.get("page", {}).get("constants", []) or []):
+        if isinstance(c, float) and not math.isfinite(c):
+            problems.append((f"page.constants[{i}]", f"is {c}; a constant is a finite number (inf would match "
+                             "every number the page states)"))
     for i, s in enumerate(data.get("review", {}).get("sanitize", []) or []):
         if isinstance(s, dict) and s.get("tool") not in SANITIZERS:
             problems.append((f"review.sanitize[{i}].tool", f"must be one of: {', '.join(SANITIZERS)}"))

@@ -1,0 +1,162 @@
+"""The second attack round on the gate: each way a reviewer found to put
+a number on a page, or to change what a promoted record vouches for,
+without a check failing, and the check that now fails."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import fake_lesson, write
+from coursetools.binaries import flags
+from coursetools.errors import CourseError
+from coursetools.evidence import plausibility, promote, run, verify
+from coursetools.pages import rows as page_rows
+from coursetools.pages.marks import TemplateProblem
+from coursetools.sources import constants, digest, lessoninfo
+from coursetools.sources.manifest import LessonInfo
+
+
+def prose_problems(text, allowed=(1,)):
+    from coursetools.pages import prose
+    return [str(p) for p in prose.problems_in(text, {float(a) for a in allowed}, {24, 58, 77}, "t.j2", "")]
+
+
+# -- numbers onto a page ------------------------------------------------
+
+def test_a_define_inside_a_comment_is_not_the_programs_constant(in_tmp):
+    write(in_tmp / "lessons" / "day58_pdl" / "pdl.cu",
+          "/*\n#define kSpeedup v9 is 37.5x faster\n*/\nconstexpr int kSpeedup = 4;\n")
+    lesson = fake_lesson(in_tmp, target="day58_pdl", source="pdl.cu")
+    assert constants.source_constant(lesson, "kSpeedup") == "4"
+
+
+@pytest.mark.parametrize("text", [
+    "[^h200]: v9 takes 0.29 ms on the H200.",
+    "[note]: v9 beats CUB by 3.7% in every timing",
+    '[the table](#sweep "v9 is 37x faster than v1")',
+    "<v9-took-0.29ms@h200.example>",
+    "<speedup:37x>",
+    "It took 0037-00-00 ms.",
+    "It is twofold faster.", "A sevenfold gain.", "It costs a hundredth.", "A twelfth of the time.",
+    "It runs \u2166 times faster.",          # a Roman numeral
+    "It saves \u136b us.",                    # an Ethiopic digit
+    "It scales as x\u2077.",                  # a superscript after a letter
+])
+def test_numbers_the_first_round_missed_are_numbers(text):
+    assert prose_problems(text), text
+
+
+def test_real_dates_and_reference_definitions_still_pass():
+    assert prose_problems("Checked 2026-11-29 ([the guide][g]).\n\n[g]: https://docs.nvidia.com/x") == []
+
+
+@pytest.mark.parametrize("spec, value", [("x", 64), ("b", 8), ("c", 65), ("#x", 64), ("o", 8), ("n", 3)])
+def test_formats_that_print_another_number_are_refused(spec, value):
+    with pytest.raises(TemplateProblem):
+        page_rows._format(value, spec)
+
+
+def test_percent_is_for_fractions():
+    assert page_rows._format(0.031, ".1%") == "3.1%"
+    with pytest.raises(TemplateProblem, match="is for fractions"):
+        page_rows._format(820.64, ".0%")
+
+
+def test_an_infinite_constant_is_refused_with_its_line(tmp_path):
+    toml = write(tmp_path / "lesson.toml", "[page]\nconstants = [inf, 1]\n")
+    with pytest.raises(CourseError, match=r"lesson.toml:2.*finite number"):
+        lessoninfo.load_lesson_info(toml, "lesson.toml")
+
+
+def test_a_snippet_comment_may_not_state_a_measurement(in_tmp, monkeypatch):
+    from coursetools.pages import prose
+    write(in_tmp / "common" / "course.cuh", "#pragma once\n")
+    write(in_tmp / "lessons" / "day58_pdl" / "pdl.cu",
+          "// snippet: step\n// Measured on the H200: 4.73 ms at 1 GiB, 37x slower.\nint x;\n// end snippet\n")
+    lesson = fake_lesson(in_tmp, target="day58_pdl", source="pdl.cu")
+    found = prose.snippet_comment_problems(lesson, "\n// Measured on the H200: 4.73 ms at 1 GiB, 37x slower.\n", {1.0})
+    assert found and "states a measurement" in str(found[0]) and "pdl.cu:2" in str(found[0])
+
+
+# -- what a record vouches for ------------------------------------------
+
+@pytest.mark.parametrize("code, words", [
+    ('__asm__(".incbin \\"table.bin\\"");\n', ".incbin"),
+    ('#if __has_include("fast.flag")\nint k = 512;\n#endif\n', "__has_include"),
+    ("constexpr int kThreads = (__LINE__ & 1) ? 256 : 512;\n", "__LINE__"),
+    ("#embed \"table.bin\"\n", "embed"),
+])
+def test_what_reads_files_or_lines_the_digest_cannot_follow_is_refused(in_tmp, code, words):
+    write(in_tmp / "lessons" / "day58_pdl" / "pdl.cu", code)
+    with pytest.raises(CourseError, match=words):
+        fake_lesson(in_tmp, target="day58_pdl", source="pdl.cu").digest_files()
+
+
+def test_a_backslash_newline_inside_a_token_is_refused():
+    with pytest.raises(CourseError, match="joins two pieces of code"):
+        digest.file_digest(b"int f(int x) { return -\\\n-x; }\n", "a.cu")
+    with pytest.raises(CourseError, match="joins two pieces of code"):
+        digest.file_digest(b"#define F\\\n(x) x\n", "a.cu")
+    assert digest.file_digest(b"#define F(x) \\\n  (x)\n", "a.cu")  # a continuation after a space is fine
+
+
+def test_a_run_from_older_ptx_is_not_the_gpus_program():
+    rec = {"gpu": {"compute_capability": "9.0"}, "toolchain": {"architectures": ["75-virtual"]}}
+    lesson = fake_lesson(__import__("pathlib").Path("/tmp"), min_cc="7.5")
+    reasons = [r for r in promote.record_problems(lesson, rec, for_promotion=False) if "machine code" in r]
+    assert reasons
+    rec["toolchain"]["architectures"] = ["75-virtual", "90-real"]
+    assert not [r for r in promote.record_problems(lesson, rec, for_promotion=False) if "machine code" in r]
+
+
+def test_hidden_nvcc_flags_in_the_environment_stop_a_record(in_tmp, monkeypatch):
+    monkeypatch.setenv("NVCC_APPEND_FLAGS", "-DCOURSE_TIMELINE")
+    lesson = fake_lesson(in_tmp)
+    monkeypatch.setattr(run, "git_state", lambda: ("a" * 40, False))
+    with pytest.raises(CourseError, match="NVCC_APPEND_FLAGS"):
+        run.record(lesson, "h200-2026-12-01z", base=in_tmp / "evidence")
+
+
+def test_the_compile_command_must_build_the_manifests_architectures(tmp_path):
+    lesson = fake_lesson(tmp_path, target="day58_pdl", source="pdl.cu")
+    lesson = lesson.__class__(**{**lesson.__dict__, "architectures": ("75-virtual", "90-real")})
+    build = tmp_path / "build"
+    cmd = ("/usr/local/cuda/bin/nvcc -forward-unknown-to-host-compiler -DCOURSE_MIN_CC=90 -O3 -DNDEBUG "
+           "--generate-code=arch=compute_75,code=[compute_75] -x cu -c {src} -o CMakeFiles/day58_pdl.dir/pdl.cu.o")
+    src = str(tmp_path / "lessons" / "day58_pdl" / "pdl.cu")
+    write(build / "compile_commands.json", json.dumps([{"directory": str(build), "file": src,
+                                                        "command": cmd.format(src=src)}]))
+    extras = flags.compile_extras(lesson, build, tmp_path)
+    assert any("architectures" in e for e in extras)
+    make = build / "lessons" / "day58_pdl" / "CMakeFiles" / "day58_pdl.dir" / "build.make"
+    write(make, f"\tcd {build} && /tmp/launch.sh /usr/local/cuda/bin/nvcc -x cu -c {src} -o pdl.cu.o\n")
+    assert flags.launcher_problems(lesson, build)
+
+
+def test_a_bandwidth_written_by_hand_contradicts_its_other_timings():
+    rows = [{"group": "ladder", "version": "v1", "elements": 268435456, "timing": t, "gbps": g, "median_ms": m}
+            for t, g, m in (("cold", 1231.0, 1.308), ("batch", 822.79, 1.305), ("graph", 820.9, 1.308))]
+    found = plausibility.inconsistent_bytes({"rows": rows})
+    assert found and "imply" in found[0]
+    rows[0]["gbps"] = 820.9
+    assert plausibility.inconsistent_bytes({"rows": rows}) == []
+
+
+def test_the_promotions_file_is_what_promote_writes(tmp_path):
+    base = tmp_path / "evidence"
+    write(base / "allowed_signers", "")
+    entry = {"lesson": "day58_pdl", "tag": "t", "record": "records/day58_pdl/t.json", "record_digest": "x"}
+    ok = {"schema": "course-promotions/2", "promoted": {"day58_pdl": entry}, "history": [entry]}
+    assert verify.history_problems(ok, base) == []
+    assert verify.history_problems({**ok, "schema": "course-promotions/999"}, base)
+    assert verify.history_problems({**ok, "extra": 1}, base)
+    forged = dict(entry, promoted_by="Mallory")
+    assert verify.history_problems({**ok, "history": [forged]}, base)  # the current entry is not the last
+    signed = dict(entry, signature="-----BEGIN SSH SIGNATURE-----\nAAAA\n-----END SSH SIGNATURE-----\n",
+                  principal="mallory@x")
+    assert verify.history_problems({**ok, "history": [signed, entry]}, base)  # unsigned after signed, bad signature
+
+
+del LessonInfo
