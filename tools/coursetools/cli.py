@@ -136,6 +136,13 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--name", default="", help="the reviewer's name, kept as a comment")
     r.set_defaults(func=c.cmd_add_reviewer)
 
+    s = sub.add_parser("serve", help="the site on 127.0.0.1, re-rendered as you edit, with live reload",
+                       description="Renders every page, serves the site on 127.0.0.1 with MkDocs' server (live "
+                                   "reload), and watches lessons/, common/ and research/: a saved change renders "
+                                   "the pages again and the browser reloads. Ctrl-C stops it.")
+    s.add_argument("--port", type=int, default=8000, help="the port on 127.0.0.1")
+    s.set_defaults(func=c.cmd_serve)
+
     s = sub.add_parser("review", help="the hardware review on a GPU machine (sanitizers, negative builds)",
                        formatter_class=fmt)
     s.add_argument("--build-dir", default=str(manifest.ROOT / "build-gpu"), help="the gpu-only preset's build folder")

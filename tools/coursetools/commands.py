@@ -297,6 +297,12 @@ def cmd_site(args) -> int:
     return browser.browser_test(Path(args.output), Path(args.screenshots))
 
 
+def cmd_serve(args) -> int:
+    from .site import serve
+
+    return serve.serve(args.port, manifest.build_dir() / "site")
+
+
 def cmd_bench(args) -> int:
     from .pages import bench
 

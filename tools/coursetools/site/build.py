@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..errors import EXIT_OK, CourseError, UsageError
 from ..evidence import verify as ev_verify
-from ..fsutil import ensure_owned_folder, replace_tree
+from ..fsutil import ensure_owned_folder, replace_tree, write_atomic
 from ..sources import manifest, standalone
 from ..pages.rows import provenance_text
 from . import explorer
@@ -228,10 +228,10 @@ def _header_file_page(rel: str) -> str:
            f"``` cuda linenums=\"1\"\n{code}```\n"
 
 
-def _index(lessons) -> str:
+def _index(lessons, states) -> str:
     rows = []
     for l in lessons:
-        st = ev_verify.state_of(l)
+        st = states[l.target]
         if st.valid:
             r = st.record
             state = f"promoted: {r['gpu']['name']}, {r['recorded_at'][:10]} (tag `{r['tag']}`)"
@@ -253,13 +253,14 @@ def _index(lessons) -> str:
 
 
 def collect(lessons, standalone_dir: Path) -> dict[str, str | bytes]:
-    files: dict[str, str | bytes] = {"docs/index.md": _index(lessons), "docs/course.css": COURSE_CSS,
+    states = {l.target: ev_verify.state_of(l) for l in lessons}  # each lesson's evidence, checked once
+    files: dict[str, str | bytes] = {"docs/index.md": _index(lessons, states), "docs/course.css": COURSE_CSS,
                                      "docs/course.js": COURSE_JS}
     for l in lessons:
         name = Path(l.dir).name
         page = (l.path / "README.md").read_text(encoding="utf-8")
         sources = [os.path.basename(s) for s in l.sources]
-        st = ev_verify.state_of(l)
+        st = states[l.target]
         prov = provenance_text(st.record, st.entry) if st.valid else None
         page = _admonitions(_rewrite_links(page, l, sources), prov)
         # a snippet's heading names its file, not the path a phone cannot fit
@@ -289,9 +290,14 @@ def collect(lessons, standalone_dir: Path) -> dict[str, str | bytes]:
     return files
 
 
-def build(out: Path) -> int:
+def prepare(out: Path, work: Path | None = None, in_place: bool = False, serving: bool = False) -> Path:
+    """Writes the site's sources (docs/, mkdocs.yml, hooks.py) into `work`
+    (build/site-src) and returns the mkdocs.yml that builds them into
+    `out`. The folder is replaced whole, or (`in_place`, for a server that
+    watches it) only its changed files are written and its gone ones
+    removed."""
     lessons = manifest.load()
-    work = manifest.build_dir() / "site-src"
+    work = work or manifest.build_dir() / "site-src"
     standalone_dir = manifest.build_dir() / "standalone"
     files = collect(lessons, standalone_dir)
     files["hooks.py"] = HOOKS_PY
@@ -307,8 +313,40 @@ def build(out: Path) -> int:
     for note in sorted((manifest.ROOT / "research").glob("*.md")):
         nav.append(f"    - research/{note.name}")
     files["mkdocs.yml"] = MKDOCS_YML.format(site_name=SITE_NAME, site_dir=json.dumps(str(out.resolve())), nav="\n".join(nav))
+    if serving:  # a preview rebuilds only what changed, which MkDocs warns of; strict is for the real build
+        files["mkdocs.yml"] = files["mkdocs.yml"].replace("\nstrict: true\n", "\nstrict: false\n")
     ensure_owned_folder(work, manifest.ROOT)
-    replace_tree(work, {k: v for k, v in files.items()}, manifest.ROOT)
+    if in_place and work.is_dir():
+        _sync(work, files)
+    else:
+        replace_tree(work, {k: v for k, v in files.items()}, manifest.ROOT)
+    return work / "mkdocs.yml"
+
+
+def _sync(work: Path, files: dict[str, str | bytes]) -> None:
+    for name, content in files.items():
+        path = work / name
+        data = content.encode("utf-8") if isinstance(content, str) else content
+        if not path.is_file() or path.read_bytes() != data:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, content)
+    for path in sorted(work.rglob("*"), reverse=True):
+        rel = path.relative_to(work).as_posix()
+        if path.is_file() and rel not in files and not rel.startswith("."):
+            path.unlink()
+
+
+def mkdocs_binary() -> Path:
+    mkdocs = Path(sys.prefix) / "bin" / "mkdocs"
+    if not mkdocs.exists():
+        raise UsageError("site: mkdocs is not installed; the configure step installs it into build/venv")
+    return mkdocs
+
+
+def build(out: Path) -> int:
+    config = prepare(out)
+    work = config.parent
+    lessons = manifest.load()
     ensure_owned_folder(out, manifest.ROOT)
     mkdocs = Path(sys.prefix) / "bin" / "mkdocs"
     if not mkdocs.exists():

@@ -1,0 +1,125 @@
+"""`course serve`: the site on 127.0.0.1 with live reload, rebuilt as an
+author edits.
+
+It renders every page (as `course render` does: each lesson's README.md
+and figures, the snippets read afresh from the sources), writes the site's
+sources into build/site-src, and runs MkDocs' own server (`mkdocs serve`,
+live reload on) over them. Then it watches lessons/, common/ and research/
+(polling file times, so it needs nothing beyond the standard library and
+works on any file system): after a change it renders again and rewrites
+the site's sources where they changed, in place, and MkDocs rebuilds and
+reloads the browser. A template error is printed and the last good pages
+stay served."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from ..errors import CourseError, UsageError, report
+from ..fsutil import write_atomic
+from ..sources import manifest
+from . import build as site_build
+
+WATCHED = ("lessons", "common", "research")
+# What render writes itself: watching it would render again for nothing.
+GENERATED = ("README.md", "drawn-by-render.txt")
+# How often the files are looked at, and how long a burst of saves (an
+# editor writes a file and its backup) is let settle before a render.
+POLL_SECONDS = 0.25
+SETTLE_SECONDS = 0.2
+
+
+def _generated(rel: Path) -> bool:
+    parts = rel.parts
+    return len(parts) >= 3 and parts[0] == "lessons" and (parts[-1] in GENERATED or "figures" in parts)
+
+
+def snapshot(root: Path) -> dict[str, int]:
+    """Every watched file's modification time and size."""
+    seen = {}
+    for top in WATCHED:
+        for path in (root / top).rglob("*"):
+            rel = path.relative_to(root)
+            if path.is_file() and not _generated(rel) and not any(p.startswith(".") for p in rel.parts):
+                st = path.stat()
+                seen[rel.as_posix()] = st.st_mtime_ns ^ (st.st_size << 1)
+    return seen
+
+
+def touched(before: dict[str, int], now: dict[str, int]) -> set[str]:
+    return {k for k in before.keys() | now.keys() if before.get(k) != now.get(k)}
+
+
+def lessons_to_render(changed: set[str] | None, lessons) -> list[str] | None:
+    """The lessons a change can alter: its own folder's lesson; every lesson
+    for a change to the shared header; none for a research note (the site
+    alone). None: all."""
+    if changed is None or any(c.startswith("common/") for c in changed):
+        return None
+    dirs = {"/".join(c.split("/")[:2]) for c in changed if c.startswith("lessons/")}
+    return [l.target for l in lessons if l.dir in dirs]
+
+
+def rebuild(out: Path, changed: set[str] | None = None) -> bool:
+    """Render the pages a change can alter and rewrite the site's sources;
+    False (the problems printed) where a template or a source is wrong."""
+    from ..pages import render
+
+    try:
+        lessons = manifest.load()
+        only = lessons_to_render(changed, lessons)
+        files, _, orphans = render.render_all(lessons, only) if only != [] else ({}, [], [])
+        changed = [p for p, text in sorted(files.items())
+                   if not p.is_file() or p.read_text(encoding="utf-8") != text]
+        for p in changed:
+            write_atomic(p, files[p])
+        for p in orphans:
+            p.unlink()
+        site_build.prepare(out, in_place=True, serving=True)
+    except CourseError as e:
+        report(e.diagnostics)
+        print("serve: the last good pages stay served; fix the problem above and save again", flush=True)
+        return False
+    names = ", ".join(str(p.relative_to(manifest.ROOT)) for p in changed) or "no page changed"
+    print(f"serve: rendered ({names})", flush=True)
+    return True
+
+
+def serve(port: int, out: Path) -> int:
+    if not 1 <= port <= 65535:
+        raise UsageError(f"--port {port} is not a port number (1 to 65535)")
+    mkdocs = site_build.mkdocs_binary()
+    if not rebuild(out):
+        raise CourseError("serve: the pages do not render; nothing to serve")
+    config = site_build.prepare(out, in_place=True, serving=True)
+    # --dirty: MkDocs rebuilds only the pages that changed (the site build
+    # proper, strict and whole, is `course site build`).
+    cmd = [str(mkdocs), "serve", "-f", str(config), "-a", f"127.0.0.1:{port}", "--dirty"]
+    server = subprocess.Popen(cmd, stdout=sys.stdout, stderr=sys.stderr, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    print(f"serve: http://127.0.0.1:{port}/ (watching {', '.join(WATCHED)}; Ctrl-C stops)", flush=True)
+    root = manifest.ROOT
+    before = snapshot(root)
+    try:
+        while server.poll() is None:
+            time.sleep(POLL_SECONDS)
+            now = snapshot(root)
+            if now != before:
+                time.sleep(SETTLE_SECONDS)
+                now = snapshot(root)
+                changed, before = touched(before, now), now
+                rebuild(out, changed)
+        raise CourseError(f"serve: MkDocs' server stopped (exit {server.returncode})")
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        if server.poll() is None:
+            server.terminate()
+            try:
+                server.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                server.kill()
+

@@ -1,0 +1,83 @@
+"""`course serve`: started on a free port over a copy of the course, it
+serves the site; a comment edited in a snippet shows on the served page
+within seconds; it stops cleanly."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+MKDOCS = Path(sys.prefix) / "bin" / "mkdocs"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _get(url: str) -> str:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as r:
+            return r.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _wait_for(predicate, seconds: float) -> float | None:
+    start = time.monotonic()
+    while time.monotonic() - start < seconds:
+        if predicate():
+            return time.monotonic() - start
+        time.sleep(0.2)
+    return None
+
+
+@pytest.mark.skipif(not MKDOCS.exists() or shutil.which("git") is None, reason="needs MkDocs and git")
+@pytest.mark.skipif(not (REPO / "build" / "course-manifest.json").exists(), reason="needs a configured build")
+def test_serve_shows_an_edited_snippet_comment_and_stops(tmp_path):
+    copy = tmp_path / "course"
+    listed = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z"], capture_output=True, check=True).stdout
+    for rel in filter(None, listed.decode().split("\0")):
+        src = REPO / rel
+        if src.is_file():
+            (copy / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, copy / rel)
+    (copy / "build").mkdir()
+    shutil.copy2(REPO / "build" / "course-manifest.json", copy / "build" / "course-manifest.json")
+    port = _free_port()
+    env = {**os.environ, "COURSE_PYTHON": sys.executable, "PYTHONUNBUFFERED": "1"}
+    env.pop("COURSE_BUILD_DIR", None)
+    log = open(tmp_path / "serve.log", "w")
+    proc = subprocess.Popen([str(copy / "tools" / "course"), "serve", "--port", str(port)], cwd=copy, env=env,
+                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    page = f"http://127.0.0.1:{port}/day24_reduction/"
+    try:
+        up = _wait_for(lambda: proc.poll() is not None or "Each level" in _get(page), 120)
+        assert up is not None and proc.poll() is None, (tmp_path / "serve.log").read_text()[-3000:]
+        source = copy / "lessons" / "day24_reduction" / "reduction.cu"
+        text = source.read_text()
+        assert "// v1. Each level" in text
+        source.write_text(text.replace("// v1. Each level", "// v1 (edited in the test). Each level", 1))
+        took = _wait_for(lambda: "edited in the test" in _get(page), 30)
+        assert took is not None, (tmp_path / "serve.log").read_text()[-3000:]
+        assert "edited in the test" in (copy / "lessons" / "day24_reduction" / "README.md").read_text()
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        log.close()
+    assert _wait_for(lambda: _get(page) == "", 10) is not None  # the server is gone with it
