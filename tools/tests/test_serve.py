@@ -44,7 +44,8 @@ def _wait_for(predicate, seconds: float) -> float | None:
 
 
 @pytest.mark.skipif(not MKDOCS.exists() or shutil.which("git") is None, reason="needs MkDocs and git")
-@pytest.mark.skipif(not (REPO / "build" / "course-manifest.json").exists(), reason="needs a configured build")
+@pytest.mark.skipif(not (REPO / "build" / "course-manifest.json").exists() or not (REPO / "build" / "bin").is_dir(),
+                    reason="needs a built course")
 def test_serve_shows_an_edited_snippet_comment_and_stops(tmp_path):
     copy = tmp_path / "course"
     listed = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z"], capture_output=True, check=True).stdout
@@ -54,7 +55,10 @@ def test_serve_shows_an_edited_snippet_comment_and_stops(tmp_path):
             (copy / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, copy / rel)
     (copy / "build").mkdir()
-    shutil.copy2(REPO / "build" / "course-manifest.json", copy / "build" / "course-manifest.json")
+    # the manifest names the build's paths: the copy's own, where no program is built
+    manifest_text = (REPO / "build" / "course-manifest.json").read_text()
+    (copy / "build" / "course-manifest.json").write_text(manifest_text.replace(str(REPO), str(copy)))
+    shutil.copytree(REPO / "build" / "bin", copy / "build" / "bin")  # the SASS excerpts read the programs
     port = _free_port()
     env = {**os.environ, "COURSE_PYTHON": sys.executable, "PYTHONUNBUFFERED": "1"}
     env.pop("COURSE_BUILD_DIR", None)
@@ -73,7 +77,8 @@ def test_serve_shows_an_edited_snippet_comment_and_stops(tmp_path):
         assert took is not None, (tmp_path / "serve.log").read_text()[-3000:]
         assert "edited in the test" in (copy / "lessons" / "day24_reduction" / "README.md").read_text()
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
         try:
             proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
