@@ -68,7 +68,7 @@ def fake_lesson(root: Path, target="day99_fake", source="fake.cu", min_cc="9.0",
         target=target, day=int(target[3:5]), topic="Fake", dir=f"lessons/{target}", min_cc=min_cc,
         sources=(f"lessons/{target}/{source}",), binary=binary or str(root / "build" / "bin" / target),
         compile_command="nvcc x.cu", build_command=f"cmake --build build --target {target}",
-        run_command=f"build/bin/{target}", test_args=(), nvcc_flags="-O3 -arch=sm_90",
+        run_command=f"build/bin/{target}", test_args=(), nvcc_flags="-O3 -arch=sm_90", architectures=("90",),
         info=info or LessonInfo(),
     )
 

@@ -73,6 +73,11 @@ def _cpp_tokens(text: str, shown: str) -> list[str]:
             raise SourceError(Diagnostic(shown, line, 0, "an #include's file name holds '/*' or '//', which is a "
                                          "path to the compiler but a comment to this lexer; the sources digest "
                                          "refuses it"))
+    try:
+        found = cpplex.code_tokens(text)
+    except cpplex.Splice as e:
+        raise SourceError(Diagnostic(shown, e.line, e.col, f"{e}; the sources digest refuses it: "
+                                     "remove the backslash (or close the literal)")) from None
     # A line continuation between two characters of code joins them into
     # one token for the compiler (`-\<newline>-` is `--`) where this lexer
     # sees two: refused, as the compiler and the digest must read alike.
@@ -83,11 +88,7 @@ def _cpp_tokens(text: str, shown: str) -> list[str]:
         raise SourceError(Diagnostic(shown, line, 0, "a backslash-newline joins two pieces of code into one token "
                                      "for the compiler; the sources digest refuses it: put a space before the "
                                      "backslash, or join the line"))
-    try:
-        return cpplex.code_tokens(text)
-    except cpplex.Splice as e:
-        raise SourceError(Diagnostic(shown, e.line, e.col, f"{e}; the sources digest refuses it: "
-                                     "remove the backslash (or close the literal)")) from None
+    return found
 
 
 def tokens_of(rel: str, text: str) -> list[str]:
