@@ -85,3 +85,19 @@ def reviewer_key(tmp_path_factory):
 
 
 del os
+
+
+def page_repo_with(in_tmp, monkeypatch, source: str = "int x;\n", readme: bool = False):
+    """A repository of one fake lesson whose page renders: the shared
+    header, the lesson's source, the review process, its own evidence."""
+    from coursetools.pages import render
+
+    write(in_tmp / "common" / "course.cuh", "#pragma once\n")
+    write(in_tmp / "lessons" / "day99_fake" / "fake.cu", source)
+    write(in_tmp / "research" / "REVIEW-PROCESS.md", "# r\n")
+    monkeypatch.setenv("COURSE_EVIDENCE_DIR", str(in_tmp / "evidence"))
+    lesson = fake_lesson(in_tmp)
+    monkeypatch.setattr(manifest, "load", lambda path=None: [lesson])
+    if not readme:  # the README's day table left out, unless the test is about it
+        monkeypatch.setattr(render, "readme_with_table", lambda lessons: None)
+    return in_tmp, lesson

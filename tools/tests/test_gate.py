@@ -7,26 +7,21 @@ the older rounds.)"""
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 import shutil
-import stat
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import fake_lesson, write
+from conftest import fake_lesson, write, page_repo_with
 from coursetools.binaries import flags
 from coursetools.evidence import run as ev_run
-from coursetools.evidence import store as ev_store
 from coursetools.evidence import verify as ev_verify
 from coursetools.evidence import review
 from coursetools.pages import marks, page as page_api, prose, render
 from coursetools.site import build as site_build
-from coursetools.sources import buildfile, digest, includes, manifest
+from coursetools.sources import buildfile, digest
 from coursetools.sources.lessoninfo import load_lesson_info
 
 REPO = Path(__file__).resolve().parents[2]
@@ -241,26 +236,9 @@ def test_a_fault_is_caught_only_once_the_program_started(code, text, started):
 
 @pytest.fixture
 def page_repo(in_tmp, monkeypatch):
-    write(in_tmp / "common" / "course.cuh", "#pragma once\n")
-    write(in_tmp / "lessons" / "day99_fake" / "fake.cu", "int x;\n")
-    write(in_tmp / "research" / "REVIEW-PROCESS.md", "# r\n")
-    monkeypatch.setenv("COURSE_EVIDENCE_DIR", str(in_tmp / "evidence"))
-    lesson = fake_lesson(in_tmp)
-    monkeypatch.setattr(manifest, "load", lambda path=None: [lesson])
-    monkeypatch.setattr(render, "readme_with_table", lambda lessons: None)
-    return in_tmp, lesson
+    return page_repo_with(in_tmp, monkeypatch, "int x;\n")
 
 
-@pytest.mark.parametrize("text", ['{{ "%02500000000d" % 1 }}', '{{ "%s" % page }}',
-                                  "{{ " + "(" * 400 + "1" + ")" * 400 + " }}"])
-def test_constant_folding_and_string_formatting_stay_inside_the_limits(course, page_repo, text):
-    root, _ = page_repo
-    write(root / "lessons" / "day99_fake" / "README.md.j2", "# t\n\n" + text + "\n")
-    t0 = time.monotonic()
-    r = course("render")
-    assert time.monotonic() - t0 < 10
-    one_line(r, 1)
-    assert "README.md.j2" in r.err
 
 
 @pytest.mark.parametrize("pattern, words", [("(unclosed", "is not a regular expression"),

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import TOOLS, fake_lesson, listing, write
+from conftest import TOOLS, fake_lesson, listing, write, page_repo_with
 from coursetools.evidence import compare as ev_compare
 from coursetools.evidence import plausibility as ev_plaus
 from coursetools.evidence import promote as ev_promote
@@ -185,14 +185,7 @@ def test_a_snippet_name_too_long_for_a_file_is_an_error(course, tree):
 
 @pytest.fixture
 def page_repo(in_tmp, monkeypatch):
-    write(in_tmp / "common" / "course.cuh", "#pragma once\n")
-    write(in_tmp / "lessons" / "day99_fake" / "fake.cu", GOOD)
-    write(in_tmp / "research" / "REVIEW-PROCESS.md", "# r\n")
-    monkeypatch.setenv("COURSE_EVIDENCE_DIR", str(in_tmp / "evidence"))
-    lesson = fake_lesson(in_tmp)
-    monkeypatch.setattr(manifest, "load", lambda path=None: [lesson])
-    monkeypatch.setattr(render, "readme_with_table", lambda lessons: None)
-    return in_tmp, lesson
+    return page_repo_with(in_tmp, monkeypatch, GOOD)
 
 
 @pytest.mark.parametrize("text", [
@@ -411,6 +404,9 @@ def test_a_template_cannot_forge_a_helpers_mark(course, page_repo, text):
     ("{{ 2 ** 100000 }}", "'**' with an exponent"),
     ("{{ 'x' * 1000000000000 }}", "would build"),
     ("{{ lipsum(10**7) }}", "lipsum"),
+    ('{{ "%02500000000d" % 1 }}', "README.md.j2"),
+    ('{{ "%s" % page }}', "README.md.j2"),
+    ("{{ " + "(" * 400 + "1" + ")" * 400 + " }}", "README.md.j2"),
 ])
 def test_a_template_cannot_exhaust_memory_or_time(course, page_repo, text, words):
     root, _ = page_repo

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import fake_lesson, write
+from conftest import fake_lesson, write, page_repo_with
 from coursetools.pages import marks, page as page_api, render, rows as page_rows
 from coursetools.sources import manifest
 from coursetools.sources.manifest import ROOT as REAL_ROOT
@@ -16,14 +16,7 @@ SRC = '#include "course.cuh"\n// snippet: cluster-launch\nint launch;\n// end sn
 
 @pytest.fixture
 def lesson(in_tmp, monkeypatch):
-    root = in_tmp
-    write(root / "common" / "course.cuh", "#pragma once\n")
-    write(root / "lessons" / "day99_fake" / "fake.cu", SRC)
-    write(root / "research" / "REVIEW-PROCESS.md", "# review\n")
-    monkeypatch.setenv("COURSE_EVIDENCE_DIR", str(root / "evidence"))
-    l = fake_lesson(root)
-    monkeypatch.setattr(manifest, "load", lambda path=None: [l])
-    return l
+    return page_repo_with(in_tmp, monkeypatch, SRC, readme=True)[1]
 
 
 def template(lesson, text):

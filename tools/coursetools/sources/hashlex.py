@@ -45,6 +45,12 @@ def cmake_tokens(text: str) -> list[str]:
     return [tok for tok, _ in cmake_tokens_at(text)]
 
 
+def _line_end(text: str, i: int) -> int:
+    """Where the line that `i` is on ends (a # comment's end)."""
+    j = text.find("\n", i)
+    return len(text) if j < 0 else j
+
+
 def cmake_tokens_at(text: str) -> list[tuple[str, int]]:
     """cmake_tokens(), each with the line it starts on."""
     out: list[tuple[str, int]] = []
@@ -62,8 +68,7 @@ def cmake_tokens_at(text: str) -> list[tuple[str, int]]:
                     raise Unreadable("a bracket comment that never closes", _line(text, i))
                 i = end + len(close)
             else:
-                j = text.find("\n", i)
-                i = n if j < 0 else j
+                i = _line_end(text, i)
         elif c in "()":
             out.append((c, _line(text, i)))
             i += 1
@@ -105,8 +110,7 @@ def toml_tokens(text: str) -> list[str]:
         if c.isspace():
             i += 1
         elif c == "#":
-            j = text.find("\n", i)
-            i = n if j < 0 else j
+            i = _line_end(text, i)
         elif c in "\"'":
             m = _TOML_STRING.match(text, i)
             if m is None:
