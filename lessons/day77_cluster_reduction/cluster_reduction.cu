@@ -668,9 +668,9 @@ std::vector<int> clusterSizes(void (*kernel)(KernelArgs...), int limit,
 // what the timed group and the timeline build both launch.
 std::vector<Mode> firstModes(Run& r) {
     using Kernel = void (*)(const float*, size_t, float*);
-    // toSum: an atomic tail into *sum, else partials, one a cluster
-    // (perCluster) or one a block; against: the row the rule compares it
-    // with ("": none), at this row's cluster size where sameSize.
+    // toSum: an atomic tail into *sum, else partials; either one a
+    // cluster (perCluster) or one a block; against: the row the rule compares
+    // it with ("": none), at this row's cluster size where sameSize.
     const struct {
         const char* name;
         Kernel kernel;
@@ -680,7 +680,7 @@ std::vector<Mode> firstModes(Run& r) {
         bool sameSize;
     } shapes[] = {{"atomic", reduceBlock<Tail::Atomic>, false, true, false,
                    "first", "atomics-only", false},
-                  {"dsm", reduceClusterDsm<Tail::Atomic>, true, true, false,
+                  {"dsm", reduceClusterDsm<Tail::Atomic>, true, true, true,
                    "first", "atomic", false},
                   {"store", reduceBlock<Tail::Store>, false, false, false,
                    "costs", "", false},
