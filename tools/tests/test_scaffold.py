@@ -82,4 +82,23 @@ def test_the_new_program_compiles_against_the_course_header_and_keeps_the_one_he
     assert proc.returncode == 0, proc.stderr
 
 
+def test_the_new_page_passes_the_prose_check(course, root, monkeypatch):
+    """Every test at once includes the prose check of its page."""
+    from conftest import fake_lesson
+    from coursetools.pages import prose, render
+    from coursetools.sources.lessoninfo import load_lesson_info
+
+    assert course("new", "day30_vector_add").code == 0
+    shutil.copytree(Path(__file__).resolve().parents[2] / "common", root / "common")
+    (root / "research").mkdir()
+    (root / "research" / "REVIEW-PROCESS.md").write_text("# r\n")
+    monkeypatch.setenv("COURSE_EVIDENCE_DIR", str(root / "evidence"))
+    folder = root / "lessons" / "day30_vector_add"
+    info = load_lesson_info(folder / "lesson.toml", "lessons/day30_vector_add/lesson.toml")
+    lesson = fake_lesson(root, target="day30_vector_add", source="vector_add.cu", info=info)
+    monkeypatch.setattr(manifest, "load", lambda path=None: [lesson])
+    monkeypatch.setattr(render, "readme_with_table", lambda lessons: None)
+    assert [str(p) for p in prose.check([lesson])] == []
+
+
 del sys

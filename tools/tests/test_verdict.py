@@ -167,21 +167,18 @@ def test_a_true_four_percent_difference_is_found_nine_times_in_ten(rel_iqr):
 
 
 def _twin_pairs(rec: dict):
-    """(twin, original) sample lists of every twin row in a record."""
-    rows = [r for r in (rec.get("results") or {}).get("rows", []) if "samples_ms" in r]
+    """(twin, original) sample lists of every twin pair a record's sets
+    decided (its decisions name them, set by set)."""
+    res = rec.get("results") or {}
     names = ("version", "schedule", "mode")
-    key = lambda r, name: tuple(sorted((k, v) for k, v in r.items()
-                                       if isinstance(v, (str, int)) and k not in (*names, "samples")) + [("name", name)])
     by = {}
-    for r in rows:
+    for r in res.get("rows", []):
         name = next((r[f] for f in names if f in r), None)
-        by[key(r, name)] = r
-    for r in rows:
-        name = next((r[f] for f in names if f in r), None)
-        if isinstance(name, str) and name.endswith("-twin"):
-            base = by.get(key(r, name[: -len("-twin")]))
-            if base is not None:
-                yield r["samples_ms"], base["samples_ms"]
+        if "samples_ms" in r and "set" in r:
+            by[(r["set"], name)] = r
+    for d in res.get("decisions", []):
+        if str(d.get("a", "")).endswith("-twin") and (d["set"], d["a"]) in by and (d["set"], d["b"]) in by:
+            yield by[(d["set"], d["a"])]["samples_ms"], by[(d["set"], d["b"])]["samples_ms"]
 
 
 def test_the_same_code_timed_twice_on_the_h200_is_called_faster_or_slower_at_most_one_pair_in_a_hundred():

@@ -69,7 +69,7 @@ def provenance_text(record: dict, entry: dict) -> str:
             f"{gpu['sm_count']} SMs), driver {gpu['driver']}, CUDA runtime {gpu['cuda_runtime']}, "
             f"nvcc {r['toolchain']['nvcc']}{host_text}, commit `{r['git']['commit'][:12]}`, run `{r['tag']}`, "
             f"{r['recorded_at'].replace('T', ' ').replace('Z', ' UTC')}{clock_text}. "
-            f"Promoted by {e['promoted_by']} ({e['principal']}, signed) on {e['promoted_at'][:10]}.")
+            f"Promoted by {e['promoted_by']} (signed) on {e['promoted_at'][:10]}.")
 
 
 class PageRows:
@@ -125,7 +125,7 @@ class PageRows:
         fence = snippets.fence_for(out.split("\n"))
         cmd = " ".join(r["command"])
         # What carries over is the author's words (lesson.toml): prose, checked as prose.
-        other = "; ".join(c["what"] + (mark(" (its host-bound rows: on the same host only)") if c.get("host_bound")
+        other = "; ".join(c["what"] + (mark(" (its rows whose times include the host's launch work: on the same host only)") if c.get("host_bound")
                                        else "") for c in self._lesson.info.carry_over) or "the ratios between rows"
         student = f"tools/course evidence compare {self._lesson.target} promoted your-run.json"
         return (mark(f"**{self.provenance()}**\n\nOn another GPU every time here will differ, and even two runs "

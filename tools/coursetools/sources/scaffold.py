@@ -194,8 +194,8 @@ LESSON_TOML = """# What the tools know about this day beyond its build (see the 
 
 [page]
 # Numbers the page's prose may state itself; every other number comes
-# from a page helper.
-constants = []
+# from a page helper. 1 and 2: one thread per element, two vectors.
+constants = [1, 2]
 
 # What carries over to another GPU: a ratio of rows timed together.
 [[carry_over]]
