@@ -147,7 +147,8 @@ def test_a_bandwidth_written_by_hand_contradicts_its_other_timings():
 def test_the_promotions_file_is_what_promote_writes(tmp_path):
     base = tmp_path / "evidence"
     write(base / "allowed_signers", "")
-    entry = {"lesson": "day58_pdl", "tag": "t", "record": "records/day58_pdl/t.json", "record_digest": "x"}
+    entry = {"lesson": "day58_pdl", "tag": "t", "record": "records/day58_pdl/t.json", "record_digest": "x",
+             "promoted_at": "2026-12-01T10:00:00Z"}
     ok = {"schema": "course-promotions/2", "promoted": {"day58_pdl": entry}, "history": [entry]}
     assert verify.history_problems(ok, base) == []
     assert verify.history_problems({**ok, "schema": "course-promotions/999"}, base)
@@ -159,4 +160,80 @@ def test_the_promotions_file_is_what_promote_writes(tmp_path):
     assert verify.history_problems({**ok, "history": [signed, entry]}, base)  # unsigned after signed, bad signature
 
 
-del LessonInfo
+
+# -- the second round ---------------------------------------------------
+
+def test_a_fill_or_alignment_cannot_append_digits():
+    for spec in ("0<6.0f", "4>5", "x^9"):
+        with pytest.raises(TemplateProblem):
+            page_rows._format(4463.0, spec)
+
+
+@pytest.mark.parametrize("text", [
+    "v9 reads at \x00M0 GB/s.", "1\x00M GB/s.",             # a digit typed against a helper's number
+    "1<!-- -->024x faster; 2<!-- -->4<!-- -->0<!-- -->0 GB/s",
+    "It reads 1e3 floats.", "It reads 2E9 floats.", "0x25 blocks.", "0b101 waves.", "1k floats.", "4M floats.",
+    "4 000 GB/s.", "1 024 floats.", "4,1OO GB/s.", "\u0417\u0417x faster.", "1\u041700 GB/s.",
+    "a score of launches", "fourscore", "a gross of blocks", "a myriad", "a trillion", "quintuple", "an octet",
+    "one-hundred-fold faster", "seven-hundred launches", "ninety-fourth",
+])
+def test_the_second_rounds_numbers_are_numbers(text):
+    from coursetools.pages import marks
+    text = text.replace("\x00M", marks.mark("4463"))
+    assert prose_problems(text, allowed=(1, 2, 4, 0, 9)), text
+
+
+def test_a_helpers_number_beside_a_unit_or_a_word_still_passes():
+    from coursetools.pages import marks
+    assert prose_problems(f"v9 reads at {marks.mark('4,463')} GB/s, {marks.mark('98.4')}% of the time.") == []
+
+
+def test_chart_placeholders_and_titles_are_read_as_shown(in_tmp):
+    from coursetools.pages import figures
+    page = figures.PageFigures.__new__(figures.PageFigures)
+    page._lesson = fake_lesson(in_tmp, info=LessonInfo(constants=(1.0,)))
+    with pytest.raises(TemplateProblem):
+        page._chart_words("{version} 1{zz}0{zz}2{zz}4 GB/s")
+    with pytest.raises(TemplateProblem):
+        page._chart_words("1 GiB <!-- v9: 9100 GB/s -->")
+
+
+def test_a_size_counted_twice_is_refused(in_tmp):
+    from coursetools.pages import verdicts
+    v = verdicts.PageVerdicts.__new__(verdicts.PageVerdicts)
+    with pytest.raises(TemplateProblem, match="given twice"):
+        v._values_exist({}, {}, "elements", [1 << 30] * 3)
+
+
+def test_a_lessons_link_takes_only_its_own_sources_objects(tmp_path):
+    lesson = fake_lesson(tmp_path, target="day58_pdl", source="pdl.cu")
+    folder = tmp_path / "build" / "lessons" / "day58_pdl" / "CMakeFiles" / "day58_pdl.dir"
+    write(tmp_path / "build" / "compile_commands.json", "[]")
+    write(folder / "link.txt", "/usr/bin/g++ @CMakeFiles/day58_pdl.dir/objects1.rsp -o ../../bin/day58_pdl\n")
+    write(folder / "objects1.rsp", "CMakeFiles/day58_pdl.dir/pdl.cu.o CMakeFiles/day58_pdl.dir/probe.o\n")
+    extras = flags.link_extras(lesson, tmp_path / "build", tmp_path / "cuda")
+    assert extras == ["CMakeFiles/day58_pdl.dir/probe.o"]
+
+
+def test_the_manifests_commands_are_the_courses_own(tmp_path):
+    from coursetools.sources import manifest
+    entry = {"target": "day58_pdl", "day": 58, "topic": "t", "dir": "lessons/day58_pdl", "min_cc": "9.0",
+             "sources": ["lessons/day58_pdl/pdl.cu"], "binary": "/b/day58_pdl",
+             "nvcc_flags": "-std=c++17 -O3 -lineinfo -arch=sm_90 -DCOURSE_MIN_CC=90",
+             "compile_command": "nvcc -std=c++17 -O3 -lineinfo -arch=sm_90 -DCOURSE_MIN_CC=90 -I common -o day58_pdl "
+                                "lessons/day58_pdl/pdl.cu",
+             "build_command": "cmake --build build --target day58_pdl", "run_command": "build/bin/day58_pdl"}
+    assert manifest._command_problems(entry) == []
+    forged = dict(entry, run_command="build/bin/day58_pdl   # v9: 9,100 GB/s")
+    assert manifest._command_problems(forged)
+    assert manifest._command_problems(dict(entry, nvcc_flags=entry["nvcc_flags"] + " -DFAST"))
+
+
+def test_a_promotion_dated_back_is_refused(tmp_path):
+    base = tmp_path / "evidence"
+    write(base / "allowed_signers", "")
+    a = {"lesson": "day58_pdl", "tag": "a", "record": "r", "record_digest": "x", "promoted_at": "2026-12-01T10:00:00Z"}
+    b = dict(a, tag="b", promoted_at="2019-12-31T12:00:00Z")
+    problems = verify.history_problems({"schema": "course-promotions/2", "promoted": {"day58_pdl": b},
+                                        "history": [a, b]}, base)
+    assert any("order" in p for p in problems)

@@ -179,8 +179,9 @@ def link_extras(lesson: Lesson, build: Path, cuda_root: Path | None = None) -> l
     while i < len(tokens):
         t = tokens[i]
         if t.startswith("@") and t[1:].startswith(f"CMakeFiles/{lesson.target}.dir/"):
+            own = {f"CMakeFiles/{lesson.target}.dir/{Path(s).name}.o" for s in lesson.sources}
             for r in response(t[1:]):
-                objects = r.startswith(f"CMakeFiles/{lesson.target}.dir/") and r.endswith(".o")
+                objects = r in own  # the objects of its own sources, and no other
                 if not (objects or r in LIBS or (r.startswith("/") and cuda_path(r))):
                     extras.append(r)
         elif t == "-o" and i + 1 < len(tokens) and Path(tokens[i + 1]).name == lesson.target:

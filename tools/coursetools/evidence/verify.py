@@ -5,6 +5,7 @@ promotion rule still holds today; nothing else lies in evidence/."""
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 from pathlib import Path
 
 from ..errors import EvidenceError, display_path
@@ -92,6 +93,10 @@ def verify(lessons: list[Lesson], base: Path | None = None) -> list[str]:
         where = f" (evidence/{st.entry['record']})" if st.entry and isinstance(st.entry.get("record"), str) else ""
         for r in st.reasons:
             problems.append(f"{lesson.target}{where}: {r}")
+        rec = st.record or st.earlier
+        if rec and st.entry and str(st.entry.get("promoted_at", "")) < str(rec.get("recorded_at", "")):
+            problems.append(f"{lesson.target}{where}: promoted at {st.entry.get('promoted_at')}, before the run "
+                            f"was recorded ({rec.get('recorded_at')})")
     for p in sorted((base / "records").glob("*/*.json")):
         try:
             rec = load_record(p)
@@ -121,6 +126,15 @@ def history_problems(promotions: dict, base: Path) -> list[str]:
         problems.append(f"{shown}: keys promote never writes: {', '.join(map(str, extra))}")
     history = promotions.get("history", [])
     signers = signing.allowed_signers_path(base)
+    # Dates in order and none ahead of now: a retired key's signature cannot
+    # be made to look older than its retirement by a date written back.
+    dates = [e.get("promoted_at") for e in history if isinstance(e, dict)]
+    if any(not isinstance(d, str) for d in dates):
+        problems.append(f"{shown}: a history entry has no promoted_at")
+    elif dates != sorted(dates):
+        problems.append(f"{shown}: the history is not in the order of its promoted_at dates")
+    elif dates and dates[-1] > dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"):
+        problems.append(f"{shown}: a promotion dated {dates[-1]}, after now")
     signed_since = None
     last: dict[str, dict] = {}
     for i, entry in enumerate(history):

@@ -27,7 +27,9 @@ class PageFigures:
         held to the same rule here."""
         allowed = {float(c) for c in self._lesson.info.constants}
         for text in texts:
-            plain = as_read(re.sub(r"\{[a-z_]+\}", " ", str(text)))
+            # a placeholder shows as its row's value: read as nothing here,
+            # so "1{x}0{x}2" is the 102 a chart without that field would show
+            plain = as_read(re.sub(r"\{[a-z_]+\}", "", str(text)))
             bad = typed(plain, allowed, set())
             if bad:
                 raise TemplateProblem(f"the number {bad[0]} is typed into a chart's words ('{str(text)[:60]}'); "
@@ -71,7 +73,7 @@ class PageFigures:
         """A bar per matching row: its `value` (with a unit, 'median_ms:us')
         and a whisker from the fastest to the slowest sample; `fmt` prints
         each value as the page's text does (say ',.0f')."""
-        self._chart_words(label, note, unit)
+        self._chart_words(title, label, note, unit)
 
         def draw(p):
             bars = []
@@ -88,7 +90,7 @@ class PageFigures:
                      kernel: int = 0) -> str:
         """A bar per profiled row in `rows`: the `kernel`-th kernel's value
         of a counter lesson.toml declares (one profiled launch: no whisker)."""
-        self._chart_words(unit, note)
+        self._chart_words(title, unit, note)
         names = [m["name"] for m in self._lesson.info.metrics]
         if metric not in names:
             raise TemplateProblem(f"metric '{metric}' is not declared in lesson.toml; declared: {', '.join(names)}")
@@ -112,7 +114,7 @@ class PageFigures:
         [legend, where]; `marks` are [x, label] vertical lines. The y axis
         is logarithmic too unless `log_y` is false: a sweep's values span
         decades, and the small sizes the text discusses would lie flat."""
-        self._chart_words(note, ylabel, *[s[0] for s in series], *[m[1] for m in marks])
+        self._chart_words(title, note, ylabel, *[s[0] for s in series], *[m[1] for m in marks])
 
         def draw(p):
             data = []
@@ -128,7 +130,7 @@ class PageFigures:
         """The timeline build's kernels matching `where`, blocks against time.
         `scale`: the timelines this one is compared with (the rows matching
         it); all of them share one time axis, the longest one's."""
-        self._chart_words(note)
+        self._chart_words(title, note)
 
         def draw(p):
             rows = [r for r in p._timeline if all(r.get(k) == v for k, v in where.items())]

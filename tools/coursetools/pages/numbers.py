@@ -21,7 +21,24 @@ import html
 import re
 import unicodedata
 
-NUMBER_RE = re.compile(r"(?<![A-Za-z0-9_])(\d+(?:,\d{3})*(?:\.\d+)?)")
+# A number as typed: hexadecimal or binary, digits with thousands
+# separators (commas, or spaces as some styles group), a decimal part, an
+# exponent; an SI letter right after it ("4M", "1k") multiplies it.
+NUMBER_RE = re.compile(r"(?<![A-Za-z0-9_])(0[xX][0-9a-fA-F]+|0[bB][01]+|"
+                       r"\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?![\d.,])|"
+                       r"\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][+-]?\d+)?(?:[kKMGT](?![A-Za-z]))?)")
+_SI = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+
+
+def number_value(text: str) -> float:
+    """The value of a NUMBER_RE match."""
+    t = text.replace(",", "").replace(" ", "").replace("\u00a0", "").replace("\u202f", "")
+    if t[:2] in ("0x", "0X"):
+        return float(int(t, 16))
+    if t[:2] in ("0b", "0B"):
+        return float(int(t, 2))
+    scale = _SI.get(t[-1], 1.0)
+    return float(t[:-1] if scale != 1.0 else t) * scale
 DAY_RE = re.compile(r"\b[Dd]ays? (\d+)(?:(?:,| and| or| to) (\d+))*")
 WORD_RE = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z]+(?:-[A-Za-z]+)*(?![A-Za-z0-9_])")
 
@@ -44,6 +61,10 @@ NUMBER_WORDS: dict[str, tuple[float, ...]] = {
     "third": (1 / 3, 3.0), "thirds": (1 / 3, 3.0), "quarter": (0.25, 4.0), "quarters": (0.25, 4.0),
     "fourth": (0.25, 4.0), "fifth": (0.2, 5.0), "sixth": (1 / 6, 6.0), "seventh": (1 / 7, 7.0),
     "eighth": (0.125, 8.0), "ninth": (1 / 9, 9.0), "tenth": (0.1, 10.0), "tenfold": (10.0,),
+    "score": (20.0,), "scores": (20.0,), "fourscore": (80.0,), "gross": (144.0,), "myriad": (1e4,),
+    "trillion": (1e12,), "trillions": (1e12,), "quintuple": (5.0,), "sextuple": (6.0,), "septuple": (7.0,),
+    "octuple": (8.0,), "trio": (3.0,), "quartet": (4.0,), "quintet": (5.0,), "sextet": (6.0,),
+    "septet": (7.0,), "octet": (8.0,),
 }
 
 # What shows as nothing: Unicode's format characters (soft hyphen,
@@ -76,8 +97,18 @@ def unescaped(text: str) -> str:
 NUMERAL = " 999999999 "  # spaced: "x⁷" is no name
 
 
+# Letters that read as digits beside digits: Cyrillic and Greek look-alikes
+# of 3 and 0, and the Latin O, o, l and I inside a run of digits ("4,1OO").
+_LOOKALIKE = str.maketrans({"\u0417": "3", "\u0437": "3", "\u041e": "0", "\u043e": "0", "\u039f": "0",
+                            "\u03bf": "0"})
+_LATIN_IN_DIGITS = re.compile(r"(?<=[0-9,.])[OoIl]+|[OoIl]+(?=[0-9])(?<![A-Za-z][OoIl])")
+
+
 def numerals_marked(text: str) -> str:
-    """Every non-ASCII numeral as NUMERAL."""
+    """Every non-ASCII numeral as NUMERAL; look-alike letters beside digits
+    as the digits they look like."""
+    text = text.translate(_LOOKALIKE)
+    text = _LATIN_IN_DIGITS.sub(lambda m: m.group(0).translate(str.maketrans("OoIl", "0011")), text)
     return "".join(NUMERAL if ord(c) > 127 and unicodedata.category(c) in ("Nd", "Nl", "No") else c for c in text)
 
 
@@ -101,7 +132,7 @@ def typed(line: str, allowed: set[float], days: set[int], words: bool = True) ->
         day_spans += [(d.start() + m.start(), d.end() + m.start()) for d in re.finditer(r"\d+", m.group(0))]
     out = []
     for m in NUMBER_RE.finditer(line):
-        value = float(m.group(1).replace(",", ""))
+        value = number_value(m.group(1))
         if any(_close(value, a) for a in allowed):
             continue
         if value.is_integer() and int(value) in days and (m.start(1), m.end(1)) in day_spans:
@@ -109,10 +140,21 @@ def typed(line: str, allowed: set[float], days: set[int], words: bool = True) ->
         out.append(m.group(1))
     if words:
         for m in WORD_RE.finditer(line):
-            values = word_values(m.group(0))
-            if values and not any(_close(v, a) for v in values for a in allowed):
+            if not all(any(_close(v, a) for v in values for a in allowed) for values in word_parts(m.group(0))):
                 out.append(m.group(0))
     return out
+
+
+def word_parts(word: str) -> list[tuple[float, ...]]:
+    """The numbers a word states, one entry per number it holds, each the
+    values that number may stand for: "twenty-four" one (24), "one-hundred-
+    fold" two (one, a hundred), "two-pass" one, "wave" none. Every one
+    must be allowed."""
+    parts = word.lower().split("-")
+    if len(parts) == 2 and parts[0] in _TENS and parts[1] in _UNITS[1:10]:
+        return [(float(_TENS[parts[0]] + _UNITS.index(parts[1])),)]
+    found = [NUMBER_WORDS.get(p, ()) or _derived(p) for p in parts]
+    return [v for v in found if v]
 
 
 _ORDINAL_STEMS = {"twelf": "twelve", "fif": "five", "eigh": "eight", "nin": "nine", "twentie": "twenty",

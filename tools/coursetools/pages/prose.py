@@ -31,7 +31,7 @@ from ..errors import Diagnostic
 from ..sources import manifest
 from ..sources.manifest import Lesson
 from . import marks, render
-from .numbers import NUMBER_RE, invisible_dropped, numerals_marked, typed, unescaped
+from .numbers import NUMBER_RE, NUMBER_WORDS, invisible_dropped, numerals_marked, typed, unescaped, word_values
 
 # A date as a citation writes it: a real one (no 0037-00-00).
 DATE_RE = re.compile(r"\b(?:19|20)\d{2}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])\b")
@@ -51,6 +51,9 @@ FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 
 # How each character of the page is read.
 PROSE, CODE, GONE, JOIN = "p", "c", "g", "j"  # GONE: read as a space; JOIN: read as nothing
+# A helper's output (MARKED) is read as one number that is always allowed,
+# so a digit typed against it ("{{ m }}0") joins it into one that is not.
+MARKED, MARK_SENTINEL = "m", "777777777"
 
 
 def _classes(text: str) -> list[str]:
@@ -62,9 +65,10 @@ def _classes(text: str) -> list[str]:
             if not (keep_newlines and text[i] == "\n"):
                 cls[i] = kind
 
-    for rx in (MARKED_RE, COMMENT_RE):  # helpers' output and comments: not typed text, not shown
-        for m in rx.finditer(text):
-            mark_range(m.start(), m.end(), GONE)
+    for m in MARKED_RE.finditer(text):  # helpers' output: not typed text
+        mark_range(m.start(), m.end(), MARKED)
+    for m in COMMENT_RE.finditer(text):  # comments show as nothing: "1<!-- -->024" reads 1024
+        mark_range(m.start(), m.end(), JOIN)
     # Fenced blocks: the fence lines are syntax, the lines between are code.
     pos, fence = 0, None
     for line in text.split("\n"):
@@ -153,6 +157,9 @@ def lines_as_read(text: str) -> list[tuple[str, str]]:
             elif kind == GONE:
                 parts.append(" ")
                 prose_parts.append(" ")
+            elif kind == MARKED:
+                parts.append(MARK_SENTINEL)
+                prose_parts.append(MARK_SENTINEL)
         for c, k in zip(line, cls[pos:pos + len(line)]):
             if k != kind:
                 flush()
@@ -183,6 +190,7 @@ def _template_line(template: str, line: str, number: str) -> int:
 
 def problems_in(text: str, allowed: set[float], days: set[int], shown: str, template: str = "") -> list[Diagnostic]:
     out = []
+    allowed = set(allowed) | {float(MARK_SENTINEL)}
     for n, (whole, prose) in enumerate(lines_as_read(text), 1):
         digits = [m for m in typed(whole, allowed, days, words=False)]
         words = [w for w in typed(prose, allowed, days, words=True) if not NUMBER_RE.fullmatch(w)]
@@ -226,8 +234,12 @@ def check(lessons: list[Lesson], only=None) -> list[Diagnostic]:
 
 # A measurement as a comment would state one: a number with a unit of
 # time, bandwidth or speed-up.
-MEASURED_RE = re.compile(r"(?<![A-Za-z0-9_.])(\d[\d,]*(?:\.\d+)?)\s*(?:ms|us|µs|ns|[GMT]B/s|x\b|%|"
-                         r"times (?:faster|slower|quicker|as fast))")
+_WORD_NUMBERS = "|".join(sorted((w for w in NUMBER_WORDS if len(w) > 2), key=len, reverse=True))
+MEASURED_RE = re.compile(
+    r"(?<![A-Za-z0-9_.])(\d[\d,]*(?:\.\d+)?|(?i:" + _WORD_NUMBERS + r"))[\s-]*"
+    r"(?:ms\b|milli-?seconds?|us\b|µs|micro-?seconds?|ns\b|nano-?seconds?|seconds?\b|[KMGT]i?B/s|"
+    r"[KMGT]i?B (?:a|per) second|bytes (?:a|per) second|x\b|×|%|per ?cent|"
+    r"times (?:faster|slower|quicker|as fast|more|less))", re.I)
 
 
 def snippet_comment_problems(lesson: Lesson, page: str, allowed: set[float]) -> list[Diagnostic]:
@@ -247,8 +259,9 @@ def snippet_comment_problems(lesson: Lesson, page: str, allowed: set[float]) -> 
             if t.kind not in ("line_comment", "block_comment"):
                 continue
             for m in MEASURED_RE.finditer(t.text):
-                value = float(m.group(1).replace(",", ""))
-                if not any(abs(value - a) <= 1e-9 * max(1.0, abs(a)) for a in allowed):
+                raw = m.group(1).replace(",", "")
+                values = (float(raw),) if raw[0].isdigit() else word_values(raw)
+                if not any(abs(v - a) <= 1e-9 * max(1.0, abs(a)) for v in values for a in allowed):
                     out.append(Diagnostic(sn.path, sn.start + t.line - 1, 0,
                                           f"a comment in snippet '{sn.name}', shown on {lesson.target}'s page, states "
                                           f"a measurement ('{m.group(0)}'); a comment edit keeps the evidence, so "

@@ -39,7 +39,9 @@ def _format(value, fmt: str) -> str:
     # fill character would be text typed into the page through a format.
     # Decimal notations only: a hexadecimal, binary or character form
     # would print a number the record does not hold as one a reader reads.
-    if not re.fullmatch(r"(?:[ 0]?[<>^=])?[+\- ]?0?\d{0,2}[,_]?(?:\.\d{1,2})?[deEfFgG%]?", spec):
+    # No fill or alignment: a fill character after the digits ("0<6")
+    # would append digits the value does not have.
+    if not re.fullmatch(r"[+\- ]?0?\d{0,2}[,_]?(?:\.\d{1,2})?[deEfFgG%]?", spec):
         raise TemplateProblem(f"format '{fmt}' is not a decimal number format such as '.1f', ',' or '.1%' "
                               "(widths and precisions of at most two digits; no x, b, c, o or n)")
     if spec.endswith("%") and isinstance(value, (int, float)) and abs(value) > 10:

@@ -77,6 +77,8 @@ class PageVerdicts:
     def _values_exist(self, a: dict, b: dict, over: str, values) -> None:
         """Every value a verdict helper is given must select rows on both
         sides: a count or list of typed values is not a measurement."""
+        if len(set(map(repr, values))) != len(values):
+            raise TemplateProblem(f"a value given twice in {over}'s values: each size is counted once")
         if not self.verified:
             return
         for x in values:

@@ -281,8 +281,11 @@ def collect(lessons, standalone_dir: Path) -> dict[str, str | bytes]:
             files[f"docs/{name}/{l.target}.cu"] = text
         files[f"docs/{name}/index.md"] = page
         files[f"docs/{name}/source.md"] = _source_page(l)
+        # only the figures the page shows (render drew them from the record)
+        shown = set(re.findall(r"!\[[^\]]*\]\(figures/([a-z0-9-]+\.svg)\)", page))
         for svg in sorted((l.path / "figures").glob("*.svg")):
-            files[f"docs/{name}/figures/{svg.name}"] = svg.read_text(encoding="utf-8")
+            if svg.name in shown:
+                files[f"docs/{name}/figures/{svg.name}"] = svg.read_text(encoding="utf-8")
     for rel in manifest.header_files(manifest.ROOT):
         files[f"docs/{header_page(rel)}"] = _header_file_page(rel)
     for note in sorted((manifest.ROOT / "research").glob("*.md")):

@@ -114,6 +114,24 @@ _FIELDS = {
 _STRING_LISTS = ("sources", "test_args", "architectures", "variants", "extra_flags")
 
 
+# What course_add_lesson() writes for a lesson's commands: the page shows
+# them as the build's own words, so they may hold nothing else.
+NVCC_FLAGS_RE = re.compile(r"-std=c\+\+17 -O3 -lineinfo -arch=sm_\d{2,3}a? -DCOURSE_MIN_CC=\d{2,3}")
+
+
+def _command_problems(d: dict) -> list[str]:
+    target, flags = d["target"], d.get("nvcc_flags", "")
+    want = {
+        "run_command": f"build/bin/{target}",
+        "build_command": f"cmake --build build --target {target}",
+        "compile_command": f"nvcc {flags} -I common -o {target} {' '.join(d['sources'])}",
+    }
+    bad = [f"{k} (expected '{v}')" for k, v in want.items() if d.get(k) != v]
+    if not NVCC_FLAGS_RE.fullmatch(flags):
+        bad.append("nvcc_flags (expected the course's: -std=c++17 -O3 -lineinfo -arch=sm_NN -DCOURSE_MIN_CC=NN)")
+    return bad
+
+
 def load(path: Path | None = None) -> list[Lesson]:
     path = Path(path or build_dir() / "course-manifest.json")
     try:
@@ -136,6 +154,8 @@ def load(path: Path | None = None) -> list[Lesson]:
                 bad.append("target or dir (expected lessons/<target>)")
             if not bad and not all(src.startswith(d["dir"] + "/") and ".." not in src.split("/") for src in d["sources"]):
                 bad.append("sources (expected files in the lesson's folder)")
+        if not bad:
+            bad = _command_problems(d)
         if bad:
             raise UsageError(f"{path}: error: lesson {i} lacks or mistypes {', '.join(bad)}; configure again: "
                              "cmake --preset course")
