@@ -237,3 +237,59 @@ def test_a_promotion_dated_back_is_refused(tmp_path):
     problems = verify.history_problems({"schema": "course-promotions/2", "promoted": {"day58_pdl": b},
                                         "history": [a, b]}, base)
     assert any("order" in p for p in problems)
+
+
+# ----------------------------------------------------------------------
+# Third round: every file the configure step read is CMake's or digested
+# ----------------------------------------------------------------------
+
+def _configured_build(root, inputs):
+    build = root / "build"
+    write(build / "CMakeCache.txt", "CMAKE_ROOT:INTERNAL=/usr/share/cmake-3.25\n")
+    listed = "".join(f'  "{i}"\n' for i in inputs)
+    write(build / "CMakeFiles" / "Makefile.cmake",
+          f'# CMAKE generated file: DO NOT EDIT!\nset(CMAKE_MAKEFILE_DEPENDS\n{listed}  )\n')
+    return build
+
+
+def test_a_cmake_file_read_at_configure_must_be_in_the_digest(tmp_path):
+    root = tmp_path / "repo"
+    for rel in ("CMakeLists.txt", "cmake/CourseLesson.cmake", "lessons/CMakeLists.txt",
+                "lessons/day99_fake/CMakeLists.txt", "research/experiments/CMakeLists.txt"):
+        write(root / rel, "# a build file\n")
+    ours = ["CMakeCache.txt", "CMakeFiles/3.25.1/CMakeCUDACompiler.cmake", "CMakeFiles/VerifyGlobs.cmake",
+            "/usr/share/cmake-3.25/Modules/CTest.cmake", f"{root}/CMakeLists.txt",
+            f"{root}/cmake/CourseLesson.cmake", f"{root}/lessons/CMakeLists.txt",
+            f"{root}/lessons/day99_fake/CMakeLists.txt", f"{root}/research/experiments/CMakeLists.txt"]
+    assert flags.configure_problems(_configured_build(root, ours), root) == []
+    for evil, said in ((f"{root}/CTestConfig.cmake", "CTestConfig.cmake: read when the build was configured"),
+                       (f"{root}/research/notes.cmake", "research/notes.cmake: read"),
+                       ("/tmp/project-include.cmake", "neither CMake's own nor in the repository"),
+                       ("evil.cmake", "neither CMake's own"),
+                       (f"{root}/build/evil.cmake", "neither CMake's own")):
+        problems = flags.configure_problems(_configured_build(root, ours + [evil]), root)
+        assert len(problems) == 1 and said in problems[0], (evil, problems)
+
+
+def test_the_experiments_build_file_is_in_every_lessons_digest(tmp_path):
+    root = tmp_path / "repo"
+    write(root / "CMakeLists.txt", "project(x)\n")
+    write(root / "research" / "experiments" / "CMakeLists.txt", "add_executable(e e.cu)\n")
+    assert "research/experiments/CMakeLists.txt" in digest.build_files(root)
+    before = digest.sources_digest(tuple(digest.build_files(root)), root)["digest"]
+    write(root / "research" / "experiments" / "CMakeLists.txt",
+          "add_executable(e e.cu)\nset_property(TARGET day24_reduction APPEND PROPERTY LINK_OPTIONS -s)\n")
+    assert digest.sources_digest(tuple(digest.build_files(root)), root)["digest"] != before
+
+
+def test_record_refuses_a_build_configured_from_an_undigested_file(in_tmp, monkeypatch):
+    lesson = fake_lesson(in_tmp)
+    write(in_tmp / "lessons" / "day99_fake" / "fake.cu", "int x;\n")
+    write(in_tmp / "lessons" / "day99_fake" / "CMakeLists.txt", "course_add_lesson(day99_fake DAY 99)\n")
+    _configured_build(in_tmp, [f"{in_tmp}/CTestConfig.cmake"])
+    monkeypatch.setenv("COURSE_EVIDENCE_DIR", str(in_tmp / "evidence"))
+    monkeypatch.setattr(run, "_build", lambda build, targets: "cmake --build build")
+    monkeypatch.setattr(run, "git_state", lambda root=None: (None, None))
+    with pytest.raises(CourseError, match="CTestConfig.cmake: read when the build was configured"):
+        run.record(lesson, "t", "abc1234", True, build=in_tmp / "build", timeline=False, profile=False)
+    assert not (in_tmp / "evidence" / "records").exists()

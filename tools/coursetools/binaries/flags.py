@@ -234,3 +234,71 @@ def relink_problems(lesson: Lesson, build: Path) -> list[str]:
         return [f"{binary}: not the executable the link step produces (something changed it after the link: a "
                 "post-build step, a copy); build it again from a clean build folder"]
     return []
+
+
+# What CMake itself writes into a build folder and reads back at every
+# configure: the cache, the compilers and system it detected, the globs it
+# verifies. Nothing else there is an input a course build reads.
+GENERATED_INPUT_RE = re.compile(r"CMakeCache\.txt|CMakeFiles/\d+\.\d+\.\d+[^/]*/CMake\w+\.cmake"
+                                r"|CMakeFiles/VerifyGlobs\.cmake|CMakeFiles/cmake\.verify_globs")
+LESSON_BUILD_FILE_RE = re.compile(r"lessons/[^/]+/CMakeLists\.txt")
+
+
+def _quoted_list(text: str, name: str) -> list[str] | None:
+    """The quoted arguments of `set(NAME ...)` in a file CMake generated,
+    unescaped; None where there is no such set()."""
+    m = re.search(r"^set\(" + re.escape(name) + r"\n(.*?)^  \)", text, re.M | re.S)
+    if not m:
+        return None
+    return [re.sub(r"\\(.)", r"\1", q) for q in re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(1))]
+
+
+def configure_problems(build: Path, root: Path | None = None, covered: set[str] | None = None) -> list[str]:
+    """Every file the configure step read (the Makefile generator's list
+    of what regenerates the build, CMAKE_MAKEFILE_DEPENDS) must be CMake's
+    own (its modules, or what it wrote into the build folder) or a file the
+    sources digest covers. A CMake file read from anywhere else (a
+    CTestConfig.cmake that include(CTest) picks up, a folder added with
+    add_subdirectory, a CMAKE_PROJECT_INCLUDE from the command line) can
+    redefine how every lesson builds while the digest stays the same.
+    Nothing to read where the generator is not Makefiles (see
+    relink_problems, which refuses such a build for a record)."""
+    from ..sources import digest
+
+    root = Path(root or manifest.ROOT)
+    build = Path(build)
+    make = build / "CMakeFiles" / "Makefile.cmake"
+    if not make.is_file():
+        return []
+    if covered is None:
+        covered = set(digest.build_files(root))
+    try:
+        inputs = _quoted_list(make.read_text(encoding="utf-8"), "CMAKE_MAKEFILE_DEPENDS")
+        cache = (build / "CMakeCache.txt").read_text(encoding="utf-8", errors="replace")
+    except (OSError, UnicodeDecodeError) as e:
+        return [f"{make}: cannot read the configure step's inputs ({e})"]
+    if inputs is None:
+        return [f"{make}: no list of the configure step's inputs (CMAKE_MAKEFILE_DEPENDS); configure again"]
+    m = re.search(r"^CMAKE_ROOT:INTERNAL=(.*)$", cache, re.M)
+    cmake_root = Path(m.group(1)).resolve() if m else None
+    real_root, real_build = root.resolve(), build.resolve()
+    problems = []
+    for name in inputs:
+        path = Path(name) if Path(name).is_absolute() else build / name
+        real = path.resolve()
+        if cmake_root is not None and (real == cmake_root or cmake_root in real.parents):
+            continue
+        if real_build in real.parents and GENERATED_INPUT_RE.fullmatch(real.relative_to(real_build).as_posix()):
+            continue
+        if real_root in real.parents and real_build not in real.parents:
+            rel = real.relative_to(real_root).as_posix()
+            if rel in covered or LESSON_BUILD_FILE_RE.fullmatch(rel):
+                continue
+            problems.append(f"{rel}: read when the build was configured but outside the sources digest (a CMake "
+                            "file can change how every lesson builds); name it in the digest's build files "
+                            "(tools/coursetools/sources/digest.py) or stop reading it")
+            continue
+        problems.append(f"{name}: read when the build was configured, and neither CMake's own nor in the "
+                        "repository (a CMAKE_PROJECT_INCLUDE or a toolchain file, say); configure the course "
+                        "with its presets alone")
+    return problems

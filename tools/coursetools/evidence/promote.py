@@ -106,6 +106,8 @@ def record_problems(lesson: Lesson, rec: dict, for_promotion: bool = True) -> li
     if lesson.built:
         extras = (list(lesson.extra_flags) + buildcheck.compile_extras(lesson, build)
                   + buildcheck.link_extras(lesson, build) + buildcheck.launcher_problems(lesson, build))
+    if lesson.built:
+        reasons += buildcheck.configure_problems(build)
     if extras:
         reasons.append("the lesson's timed build compiles with flags of its own "
                        f"({'; '.join(extras)[:300]}), which the sources digest cannot see; "

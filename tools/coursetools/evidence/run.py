@@ -186,6 +186,9 @@ def record(
     build = Path(build or build_dir())
     targets = [lesson.target] + ([lesson.timeline_target] if timeline and lesson.timeline_target else [])
     built_by = _build(build, targets)
+    configured = flags.configure_problems(build)
+    if configured:
+        raise EvidenceError(["refused to record: the build read what the sources digest cannot see:"] + configured)
     relinked = flags.relink_problems(lesson, build)
     if relinked:
         raise EvidenceError(["refused to record: the executable is not the one the build produced:"] + relinked)

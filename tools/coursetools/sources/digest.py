@@ -12,7 +12,8 @@ It covers everything that shapes a lesson's binary or its page:
     file of the repository the compiler itself says it opened for the
     lesson (its dependency output, where the build has one);
   - the build's definition: the lesson's CMakeLists.txt, lessons/ and the
-    top CMakeLists.txt, CMakePresets.json, everything in cmake/; and the
+    top CMakeLists.txt, the experiments' CMakeLists.txt (the same configure
+    reads it), CMakePresets.json, everything in cmake/; and the
     lesson's lesson.toml, which its page and review read.
 
 Each file is read as tokens (cpplex for C++, hashlex for CMake, TOML and
@@ -38,7 +39,9 @@ METHOD = "course-tokens/2"
 INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*(?:include|include_next|import)[ \t]*(?:<(?P<name>[^>\n]*)>|"(?P<q>[^"\n]*)")',
                         re.M)
 # The build's own files, which every lesson's binary depends on.
-BUILD_FILES = ("CMakeLists.txt", "CMakePresets.json", "lessons/CMakeLists.txt")
+# The experiments' folder is added to the same configure, so it could
+# change a lesson's target as well as any other of these files.
+BUILD_FILES = ("CMakeLists.txt", "CMakePresets.json", "lessons/CMakeLists.txt", "research/experiments/CMakeLists.txt")
 BUILD_FOLDER = "cmake"
 
 
