@@ -63,8 +63,17 @@ def provenance_text(record: dict, entry: dict) -> str:
     sm, mem = clocks.get("sm_mhz", {}), clocks.get("mem_mhz", {})
     clock_text = ""
     if sm:
-        clock_text = (f"; SM clock {sm['min']:g}\u2013{sm['max']:g} MHz, memory clock {mem.get('median', 0):g} MHz "
-                      "during the run")
+        # The median says what the timed sets ran at; the lowest reading,
+        # with when it was taken, lets a reader tell a clock still rising
+        # at the program's start from a run taken throttled.
+        readings = [x for x in clocks.get("readings", []) if isinstance(x, dict) and "sm_mhz" in x]
+        lowest = min(readings, key=lambda x: x["sm_mhz"], default=None)
+        low = ""
+        if sm["min"] != sm["median"]:
+            at = f", {lowest['t_s']:.1f} s into the run" if lowest and "t_s" in lowest else ""
+            low = f" (lowest {sm['min']:g} MHz{at})"
+        clock_text = (f"; SM clock {sm['median']:g} MHz median of {clocks.get('samples', len(readings))} readings"
+                      f"{low}, memory clock {mem.get('median', 0):g} MHz during the run")
     host = r.get("host") or {}
     host_text = f", host {host['cpu_model']} ({host.get('cpu_count')} CPUs)" if host.get("cpu_model") else ""
     return (f"Recorded on {gpu['name']} (compute capability {gpu['compute_capability']}, "
