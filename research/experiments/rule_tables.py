@@ -1,0 +1,108 @@
+"""The tables of *How often the rule is wrong* (research/rule-calibration.md),
+recomputed from the committed records with the course's own rule:
+
+    build/venv/bin/python research/experiments/rule_tables.py twins
+    build/venv/bin/python research/experiments/rule_tables.py simpler
+    build/venv/bin/python research/experiments/rule_tables.py sweep RECORD SECOND
+
+Prints Markdown tables; writes nothing.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import math
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+from coursetools.evidence import verdict as rule  # noqa: E402
+
+NAMES = ("version", "schedule", "mode")
+
+
+def records():
+    for path in sorted((ROOT / "evidence" / "records").glob("*/*.json")):
+        rec = json.loads(path.read_text())
+        if rec.get("schema") == "course-evidence/3":
+            yield f"{path.parent.name}/{path.stem}", rec
+
+
+def pairs(rec: dict, keep=lambda d: str(d.get("a", "")).endswith("-twin")):
+    """(decision, a's samples, b's samples) of each decided pair `keep` selects."""
+    res = rec.get("results") or {}
+    by = {}
+    for r in res.get("rows", []):
+        name = next((r[f] for f in NAMES if f in r), None)
+        if "samples_ms" in r and "set" in r:
+            by[(r["set"], name)] = r["samples_ms"]
+    for d in res.get("decisions", []):
+        if keep(d) and (d["set"], d["a"]) in by and (d["set"], d["b"]) in by:
+            yield d, by[(d["set"], d["a"])], by[(d["set"], d["b"])]
+
+
+def twins() -> None:
+    print("| record | commit | twin pairs | *faster*/*slower* | *the same* | *not distinguishable* |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    total = collections.Counter()
+    for name, rec in records():
+        words = collections.Counter(rule.verdict(a, b).word for _, a, b in pairs(rec))
+        git = rec.get("git") or {}
+        commit = str(git.get("commit", ""))[:7] + (" (dirty)" if git.get("dirty") else "")
+        n = sum(words.values())
+        total.update(words)
+        print(f"| {name} | {commit} | {n} | {words[rule.FASTER] + words[rule.SLOWER]} | {words[rule.SAME]} "
+              f"| {words[rule.UNDECIDED]} |")
+    print(f"\ntotal: {sum(total.values())} pairs, {total[rule.FASTER] + total[rule.SLOWER]} faster or slower")
+
+
+def simpler() -> None:
+    verdicts = [rule.verdict(a, b) for _, rec in records() for _, a, b in pairs(rec)]
+    print("| margin | twin pairs called *faster*/*slower* |\n| --- | --- |")
+    for margin in (0.01, 0.015, 0.02, 0.025, 0.03):
+        calls = sum((v.low > 1 or v.high < 1) and not (1 / (1 + margin) <= v.low and v.high <= 1 + margin)
+                    for v in verdicts)
+        print(f"| {margin * 100:g}% | {calls} of {len(verdicts):,} |")
+
+
+def pct(r: float) -> str:
+    d = (r - 1.0) * 100.0
+    return f"{abs(d):.1f}% " + ("faster" if d >= 0 else "slower")
+
+
+def sweep(first: str, second: str) -> None:
+    def cells(tag):
+        rec = json.loads((ROOT / "evidence" / "records" / "day24_reduction" / f"{tag}.json").read_text())
+        keep = lambda d: d["set"].startswith("sweep") and d["a"] == "v9" and d["b"] == "cub"  # noqa: E731
+        return {d["set"]: rule.verdict(a, b) for d, a, b in pairs(rec, keep)}
+    one, two = cells(first), cells(second)
+    print(f"| elements | timing | v9 against CUB ({first}) | word | {second} word |")
+    print("| --- | --- | --- | --- | --- |")
+    key = lambda s: (int(s.split("=")[1].split()[0]), s.split()[-1])  # noqa: E731
+    for s in sorted(one, key=key):
+        n, timing = key(s)
+        v = one[s]
+        print(f"| {n:,} | {timing} | {pct(v.ratio)}; interval {pct(v.low)} to {pct(v.high)} | {v.word} "
+              f"| {two[s].word if s in two else '-'} |")
+    same = sum(s in two and two[s].word == one[s].word for s in one)
+    words = collections.Counter(v.word for v in one.values())
+    print(f"\n{first}: {dict(words)}; the same word in {second}: {same} of {len(one)}")
+    for timing in ("cold", "batch", "graph"):
+        for tag, c in ((first, one), (second, two)):
+            w = collections.Counter(v.word for s, v in c.items() if s.endswith(timing))
+            print(f"  {timing} {tag}: faster {w[rule.FASTER]}, the same {w[rule.SAME]}, "
+                  f"not distinguishable {w[rule.UNDECIDED]}, slower {w[rule.SLOWER]}")
+
+
+if __name__ == "__main__":
+    what = sys.argv[1] if len(sys.argv) > 1 else ""
+    if what == "twins":
+        twins()
+    elif what == "simpler":
+        simpler()
+    elif what == "sweep" and len(sys.argv) == 4:
+        sweep(sys.argv[2], sys.argv[3])
+    else:
+        sys.exit(__doc__)
