@@ -68,8 +68,7 @@ def simpler() -> None:
 
 
 def pct(r: float) -> str:
-    d = (r - 1.0) * 100.0
-    return f"{abs(d):.1f}% " + ("faster" if d >= 0 else "slower")
+    return f"{rule.percent(r):.1f}% " + ("faster" if r >= 1 else "slower")
 
 
 def sweep(first: str, second: str) -> None:

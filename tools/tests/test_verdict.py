@@ -9,6 +9,7 @@ import itertools
 import json
 import os
 import random
+import re
 import subprocess
 from pathlib import Path
 
@@ -205,3 +206,16 @@ def test_the_same_code_timed_twice_on_the_h200_is_called_faster_or_slower_at_mos
     # passes every synthetic test above, calls real twins different.
     assert zero_threshold_calls > pairs // 100, (
         f"only {zero_threshold_calls} of {pairs} twin pairs clear of zero: the simpler rule would do")
+
+
+def test_a_percentage_is_how_much_longer_the_slower_row_takes():
+    """'a is 40% slower' means a takes 1.4 times b's time, as '40% faster'
+    means b takes 1.4 times a's: one reading on both sides, and the 2%
+    margin is 2% either way (it was 1 - b/a: 28.6% slower for 1.4 times)."""
+    from coursetools.pages.verdicts import phrase
+    assert cmp.percent(1.4) == pytest.approx(40.0) and cmp.percent(1 / 1.4) == pytest.approx(40.0)
+    assert cmp.percent(1 / (1 + cmp.MARGIN)) == pytest.approx(cmp.MARGIN * 100)
+    slow = cmp.verdict([1.4] * 40, [1.0] * 40)
+    assert slow.word == cmp.SLOWER and phrase(slow).startswith("40.0% slower (40.0% to 40.0%)")
+    same = cmp.verdict([1.0] * 20 + [1.001] * 20, [1.0085] * 40)
+    assert re.fullmatch(r"the same \(0\.\d% to 0\.\d% faster\)", phrase(same)), phrase(same)

@@ -150,6 +150,15 @@ def word_on_grid(x, y) -> str:
     return UNDECIDED
 
 
+def percent(ratio: float) -> float:
+    """A difference as the pages state it, from b's time over a's: how
+    much longer the slower row takes, in percent of the quicker one's time,
+    on either side ('a is 40% slower' means a takes 1.4 times b's time, as
+    '40% faster' means b takes 1.4 times a's). Symmetric as the rule's log
+    margin is: 2% either way is the margin."""
+    return (ratio - 1.0) * 100.0 if ratio >= 1.0 else (1.0 / ratio - 1.0) * 100.0
+
+
 @dataclasses.dataclass(frozen=True)
 class Verdict:
     word: str  # FASTER, SLOWER, SAME or UNDECIDED: what `a` is against `b`
@@ -168,8 +177,7 @@ class Verdict:
         """The word with its estimate and interval, as a page states it:
         '2.1% faster (1.4% to 2.8%)', 'the same (0.3% slower to 0.2% faster)'."""
         def pct(r: float) -> str:
-            d = (r - 1.0) * 100.0
-            return f"{abs(d):.1f}% " + ("faster" if d >= 0 else "slower")
+            return f"{percent(r):.1f}% " + ("faster" if r >= 1 else "slower")
         if math.isnan(self.low):
             return f"{self.word} (too few samples for an interval)"
         return f"{self.word} ({pct(self.ratio)}; interval {pct(self.low)} to {pct(self.high)})"

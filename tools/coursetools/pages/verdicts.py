@@ -14,14 +14,14 @@ TWIN = "-twin"
 
 
 def _pct(r: float) -> str:
-    return f"{abs(r - 1) * 100:.1f}%"
+    return f"{cmp.percent(r):.1f}%"
 
 
 def phrase(v: cmp.Verdict) -> str:
     """A verdict as a page states it: the word, the estimate, the 99.9%
     interval of b's time over a's: '2.1% faster (1.4% to 2.8%)', 'the same
-    (0.4% faster to 0.3% slower)', 'not distinguishable (1.2% faster to
-    0.9% slower)'."""
+    (0.4% faster to 0.3% slower)', 'the same (0.8% to 0.9% faster)', 'not
+    distinguishable (1.2% faster to 0.9% slower)'."""
     if v.low != v.low:  # nan: too few samples for any interval
         return f"{v.word} (too few samples for an interval)"
 
@@ -30,6 +30,10 @@ def phrase(v: cmp.Verdict) -> str:
     if v.word in (cmp.FASTER, cmp.SLOWER):
         return f"{_pct(v.ratio)} {v.word} ({_pct(v.low if v.word == cmp.FASTER else v.high)} to " \
                f"{_pct(v.high if v.word == cmp.FASTER else v.low)})"
+    if v.low >= 1:  # both ends on the faster side: '(0.8% to 0.9% faster)'
+        return f"{v.word} ({_pct(v.low)} to {_pct(v.high)} faster)"
+    if v.high < 1:
+        return f"{v.word} ({_pct(v.high)} to {_pct(v.low)} slower)"
     return f"{v.word} ({side(v.high)} to {side(v.low)})"
 
 
