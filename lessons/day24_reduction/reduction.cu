@@ -85,9 +85,10 @@ static_assert(kItems % 4 == 0, "v7 loads the items as float4");
 
 // snippet: v1-interleaved-divergent
 // v1. Each level, threads whose index is a multiple of 2s add the element
-// s away. Correct, and slow: in every warp only some lanes pass the
-// modulo test, so each warp runs the add for a few lanes while the rest
-// wait, and the % is an integer division per level.
+// s away. Correct, and slow: at each level only some lanes pass the
+// modulo test (from s = 32 on, lane 0 of some warps), so those warps run
+// the add for a few lanes while the rest wait, and the % is an integer
+// division per level.
 // Launch assumption: blockDim.x == kThreadsPerBlock, one element per thread.
 __global__ void reduceV1(const float* __restrict__ in, size_t n,
                          float* __restrict__ partials) {
