@@ -266,7 +266,8 @@ def test_a_cmake_file_read_at_configure_must_be_in_the_digest(tmp_path):
                        (f"{root}/research/notes.cmake", "research/notes.cmake: read"),
                        ("/tmp/project-include.cmake", "neither CMake's own nor in the repository"),
                        ("evil.cmake", "neither CMake's own"),
-                       (f"{root}/build/evil.cmake", "neither CMake's own")):
+                       (f"{root}/build/evil.cmake", "neither CMake's own"),
+                       ("CMakeFiles/3.25.1/CMakeEvil.cmake", "neither CMake's own")):
         problems = flags.configure_problems(_configured_build(root, ours + [evil]), root)
         assert len(problems) == 1 and said in problems[0], (evil, problems)
 

@@ -239,7 +239,8 @@ def relink_problems(lesson: Lesson, build: Path) -> list[str]:
 # What CMake itself writes into a build folder and reads back at every
 # configure: the cache, the compilers and system it detected, the globs it
 # verifies. Nothing else there is an input a course build reads.
-GENERATED_INPUT_RE = re.compile(r"CMakeCache\.txt|CMakeFiles/\d+\.\d+\.\d+[^/]*/CMake\w+\.cmake"
+GENERATED_INPUT_RE = re.compile(r"CMakeCache\.txt"
+                                r"|CMakeFiles/\d+\.\d+\.\d+[^/]*/CMake(?:System|[A-Za-z]+Compiler)\.cmake"
                                 r"|CMakeFiles/VerifyGlobs\.cmake|CMakeFiles/cmake\.verify_globs")
 LESSON_BUILD_FILE_RE = re.compile(r"lessons/[^/]+/CMakeLists\.txt")
 
