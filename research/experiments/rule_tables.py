@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import collections
 import json
-import math
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
+from coursetools.evidence import store  # noqa: E402
 from coursetools.evidence import verdict as rule  # noqa: E402
-
-NAMES = ("version", "schedule", "mode")
 
 
 def records():
@@ -30,17 +28,8 @@ def records():
             yield f"{path.parent.name}/{path.stem}", rec
 
 
-def pairs(rec: dict, keep=lambda d: str(d.get("a", "")).endswith("-twin")):
-    """(decision, a's samples, b's samples) of each decided pair `keep` selects."""
-    res = rec.get("results") or {}
-    by = {}
-    for r in res.get("rows", []):
-        name = next((r[f] for f in NAMES if f in r), None)
-        if "samples_ms" in r and "set" in r:
-            by[(r["set"], name)] = r["samples_ms"]
-    for d in res.get("decisions", []):
-        if keep(d) and (d["set"], d["a"]) in by and (d["set"], d["b"]) in by:
-            yield d, by[(d["set"], d["a"])], by[(d["set"], d["b"])]
+def pairs(rec: dict, keep=store.is_twin_pair):
+    return store.decided_pairs(rec.get("results") or {}, keep)
 
 
 def twins() -> None:
@@ -62,13 +51,11 @@ def simpler() -> None:
     verdicts = [rule.verdict(a, b) for _, rec in records() for _, a, b in pairs(rec)]
     print("| margin | twin pairs called *faster*/*slower* |\n| --- | --- |")
     for margin in (0.01, 0.015, 0.02, 0.025, 0.03):
-        calls = sum((v.low > 1 or v.high < 1) and not (1 / (1 + margin) <= v.low and v.high <= 1 + margin)
-                    for v in verdicts)
+        calls = sum(v.simpler_rule_calls(margin) for v in verdicts)
         print(f"| {margin * 100:g}% | {calls} of {len(verdicts):,} |")
 
 
-def pct(r: float) -> str:
-    return f"{rule.percent(r):.1f}% " + ("faster" if r >= 1 else "slower")
+pct = rule.signed_percent
 
 
 def sweep(first: str, second: str) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from coursetools.evidence import store
 from coursetools.evidence import verdict as cmp
 
 np = pytest.importorskip("numpy")
@@ -167,21 +168,6 @@ def test_a_true_four_percent_difference_is_found_nine_times_in_ten(rel_iqr):
     assert found >= 0.9 * PAIRS and wrong == 0, f"found {found} of {PAIRS}, {wrong} the wrong way"
 
 
-def _twin_pairs(rec: dict):
-    """(twin, original) sample lists of every twin pair a record's sets
-    decided (its decisions name them, set by set)."""
-    res = rec.get("results") or {}
-    names = ("version", "schedule", "mode")
-    by = {}
-    for r in res.get("rows", []):
-        name = next((r[f] for f in names if f in r), None)
-        if "samples_ms" in r and "set" in r:
-            by[(r["set"], name)] = r
-    for d in res.get("decisions", []):
-        if str(d.get("a", "")).endswith("-twin") and (d["set"], d["a"]) in by and (d["set"], d["b"]) in by:
-            yield by[(d["set"], d["a"])]["samples_ms"], by[(d["set"], d["b"])]["samples_ms"]
-
-
 def test_the_same_code_timed_twice_on_the_h200_is_called_faster_or_slower_at_most_one_pair_in_a_hundred():
     """The rule on real samples: every twin pair (a row timed a second time
     beside itself, in the same set) in every committed record of the
@@ -192,12 +178,11 @@ def test_the_same_code_timed_twice_on_the_h200_is_called_faster_or_slower_at_mos
         rec = json.loads(path.read_text())
         if rec.get("schema") != "course-evidence/3":
             continue
-        for a, b in _twin_pairs(rec):
+        for _, a, b in store.decided_pairs(rec.get("results") or {}):
             pairs += 1
             v = cmp.verdict(a, b)
             false_calls += v.word in (cmp.FASTER, cmp.SLOWER)
-            within = 1 / (1 + cmp.MARGIN) <= v.low and v.high <= 1 + cmp.MARGIN
-            zero_threshold_calls += (v.low > 1 or v.high < 1) and not within
+            zero_threshold_calls += v.simpler_rule_calls()
     assert pairs >= 400, f"only {pairs} twin pairs in the records"
     assert false_calls <= pairs // 100, f"{false_calls} of {pairs} twin pairs called faster or slower"
     # Why a word needs the whole interval beyond the margin: twins differ

@@ -20,7 +20,7 @@ import re
 import shlex
 from pathlib import Path
 
-from ..sources import manifest
+from ..sources import digest, manifest
 from ..sources.manifest import Lesson
 
 ALONE = {"-forward-unknown-to-host-compiler", "-O3", "-DNDEBUG", "-lineinfo", "-std=c++17", "-c"}
@@ -254,7 +254,7 @@ def _quoted_list(text: str, name: str) -> list[str] | None:
     return [re.sub(r"\\(.)", r"\1", q) for q in re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(1))]
 
 
-def configure_problems(build: Path, root: Path | None = None, covered: set[str] | None = None) -> list[str]:
+def configure_problems(build: Path, root: Path | None = None) -> list[str]:
     """Every file the configure step read (the Makefile generator's list
     of what regenerates the build, CMAKE_MAKEFILE_DEPENDS) must be CMake's
     own (its modules, or what it wrote into the build folder) or a file the
@@ -264,15 +264,12 @@ def configure_problems(build: Path, root: Path | None = None, covered: set[str] 
     redefine how every lesson builds while the digest stays the same.
     Nothing to read where the generator is not Makefiles (see
     relink_problems, which refuses such a build for a record)."""
-    from ..sources import digest
-
     root = Path(root or manifest.ROOT)
     build = Path(build)
     make = build / "CMakeFiles" / "Makefile.cmake"
     if not make.is_file():
         return []
-    if covered is None:
-        covered = set(digest.build_files(root))
+    covered = set(digest.build_files(root))
     try:
         inputs = _quoted_list(make.read_text(encoding="utf-8"), "CMAKE_MAKEFILE_DEPENDS")
         cache = (build / "CMakeCache.txt").read_text(encoding="utf-8", errors="replace")

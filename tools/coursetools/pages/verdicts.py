@@ -6,11 +6,12 @@ was measured for rows timed together."""
 
 from __future__ import annotations
 
+from ..evidence import store
 from ..evidence import verdict as cmp
 from .marks import TemplateProblem, mark
 from .rows import UNMEASURED, _format
 
-TWIN = "-twin"
+TWIN = store.TWIN
 
 
 def _pct(r: float) -> str:
@@ -24,9 +25,6 @@ def phrase(v: cmp.Verdict) -> str:
     distinguishable (1.2% faster to 0.9% slower)'."""
     if v.low != v.low:  # nan: too few samples for any interval
         return f"{v.word} (too few samples for an interval)"
-
-    def side(r: float) -> str:
-        return f"{_pct(r)} {'faster' if r >= 1 else 'slower'}"
     if v.word in (cmp.FASTER, cmp.SLOWER):
         return f"{_pct(v.ratio)} {v.word} ({_pct(v.low if v.word == cmp.FASTER else v.high)} to " \
                f"{_pct(v.high if v.word == cmp.FASTER else v.low)})"
@@ -34,7 +32,7 @@ def phrase(v: cmp.Verdict) -> str:
         return f"{v.word} ({_pct(v.low)} to {_pct(v.high)} faster)"
     if v.high < 1:
         return f"{v.word} ({_pct(v.high)} to {_pct(v.low)} slower)"
-    return f"{v.word} ({side(v.high)} to {side(v.low)})"
+    return f"{v.word} ({cmp.signed_percent(v.high)} to {cmp.signed_percent(v.low)})"
 
 
 class PageVerdicts:
