@@ -113,18 +113,31 @@ course_tool_test(prose_numbers prose)
 course_tool_test(standalone_up_to_date standalone --check -o "${CMAKE_BINARY_DIR}/standalone")
 course_tool_test(evidence_verify evidence verify)
 course_tool_test(sass_expectations sass)
-add_test(NAME tools_pytest
-  COMMAND ${CMAKE_COMMAND} -E env ${tool_env} "${COURSE_PYTHON}" -m pytest -q -p no:cacheprovider
-          "${PROJECT_SOURCE_DIR}/tools/tests")
-set_tests_properties(tools_pytest PROPERTIES LABELS cpu TIMEOUT 900)
+# The tools' tests, one CTest test a file (tools_pytest_<file>), so that
+# `ctest -j` runs them side by side and a failure or a timeout names the
+# file. Limits are far above what an honest run takes on a loaded machine
+# (the limits inside the tools count CPU time); pytest's faulthandler
+# (tools/tests/pytest.ini) prints every thread's stack when one test runs
+# past its own limit, so a hang names the test and where it hangs.
+set(COURSE_TEST_TIMEOUT 1800)
+file(GLOB tool_tests CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/tools/tests/test_*.py")
+foreach(t IN LISTS tool_tests)
+  get_filename_component(stem "${t}" NAME_WE)
+  string(REGEX REPLACE "^test_" "" stem "${stem}")
+  add_test(NAME tools_pytest_${stem}
+    COMMAND ${CMAKE_COMMAND} -E env ${tool_env} "${COURSE_PYTHON}" -m pytest -q -c "${PROJECT_SOURCE_DIR}/tools/tests/pytest.ini"
+            --rootdir "${PROJECT_SOURCE_DIR}/tools/tests" "${t}")
+  set_tests_properties(tools_pytest_${stem} PROPERTIES LABELS "cpu;tools" TIMEOUT ${COURSE_TEST_TIMEOUT})
+endforeach()
 # A student's GPU: the whole course, tools on, configured, built and
 # checked for compute capability 8.6 (an RTX 30xx) in a folder of its own;
 # the days that need more are named and left out, their pages untouched.
 add_test(NAME arch86_course
   COMMAND ${CMAKE_COMMAND} -DSOURCE=${PROJECT_SOURCE_DIR} -DBUILD=${CMAKE_BINARY_DIR}/arch86 -DARCH=86
           -DVENV=${COURSE_VENV} -P "${PROJECT_SOURCE_DIR}/cmake/CheckArchCourse.cmake")
-set_tests_properties(arch86_course PROPERTIES LABELS cpu TIMEOUT 900)
+# COST: CTest starts the longest tests first, so `-j 2` ends sooner.
+set_tests_properties(arch86_course PROPERTIES LABELS cpu TIMEOUT ${COURSE_TEST_TIMEOUT} COST 60)
 if(COURSE_SITE)
   course_tool_test(site_browser site test -o "${CMAKE_BINARY_DIR}/site" --screenshots "${CMAKE_BINARY_DIR}/screenshots")
-  set_tests_properties(site_browser PROPERTIES TIMEOUT 900)
+  set_tests_properties(site_browser PROPERTIES TIMEOUT ${COURSE_TEST_TIMEOUT} COST 90)
 endif()

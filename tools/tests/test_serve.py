@@ -67,13 +67,13 @@ def test_serve_shows_an_edited_snippet_comment_and_stops(tmp_path):
                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     page = f"http://127.0.0.1:{port}/day24_reduction/"
     try:
-        up = _wait_for(lambda: proc.poll() is not None or "Each level" in _get(page), 120)
+        up = _wait_for(lambda: proc.poll() is not None or "Each level" in _get(page), 900)
         assert up is not None and proc.poll() is None, (tmp_path / "serve.log").read_text()[-3000:]
         source = copy / "lessons" / "day24_reduction" / "reduction.cu"
         text = source.read_text()
         assert "// v1. Each level" in text
         source.write_text(text.replace("// v1. Each level", "// v1 (edited in the test). Each level", 1))
-        took = _wait_for(lambda: "edited in the test" in _get(page), 30)
+        took = _wait_for(lambda: "edited in the test" in _get(page), 600)
         assert took is not None, (tmp_path / "serve.log").read_text()[-3000:]
         assert "edited in the test" in (copy / "lessons" / "day24_reduction" / "README.md").read_text()
     finally:
@@ -85,4 +85,4 @@ def test_serve_shows_an_edited_snippet_comment_and_stops(tmp_path):
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
         log.close()
-    assert _wait_for(lambda: _get(page) == "", 10) is not None  # the server is gone with it
+    assert _wait_for(lambda: _get(page) == "", 120) is not None  # the server is gone with it

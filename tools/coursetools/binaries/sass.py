@@ -72,32 +72,40 @@ def excerpt(binary: Path, mangled: str, max_lines: int) -> list[str]:
     return out[:max_lines]
 
 
-# How long the declared patterns of one lesson may take against its
-# machine code: a real expectation takes milliseconds; a pattern that
-# backtracks exponentially never ends, and is named instead.
+# How much CPU time the declared patterns of one lesson may take against
+# its machine code: a real expectation takes milliseconds; a pattern that
+# backtracks exponentially never ends, and is named instead. CPU time (the
+# child's RLIMIT_CPU), so a busy machine never trips it; the clock's limit
+# beside it only catches a child that stops without using the CPU.
 PATTERN_SECONDS = 10
+WALL_SECONDS_PER_CPU_SECOND = 30
 
 _MATCHER = """
-import json, re, sys
+import json, re, resource, sys
+limit = int(sys.argv[1])
+resource.setrlimit(resource.RLIMIT_CPU, (limit, limit + 1))
 for pattern, text in json.load(sys.stdin):
     print(1 if re.search(pattern, text) else 0, flush=True)
 """
 
 
 def _matches(jobs: list[tuple[str, str]]) -> tuple[list[bool], int | None]:
-    """re.search for each (pattern, text), in a child process under a time
-    limit: the results, and the index of the job that ran out of time."""
+    """re.search for each (pattern, text), in a child process under a CPU
+    time limit: the results, and the index of the job that ran out of time."""
     import json
 
     try:
-        proc = subprocess.run([sys.executable, "-c", _MATCHER], input=json.dumps(jobs), capture_output=True,
-                              text=True, timeout=PATTERN_SECONDS)
+        proc = subprocess.run([sys.executable, "-c", _MATCHER, str(PATTERN_SECONDS)], input=json.dumps(jobs),
+                              capture_output=True, text=True,
+                              timeout=PATTERN_SECONDS * WALL_SECONDS_PER_CPU_SECOND)
         out = proc.stdout
     except subprocess.TimeoutExpired as e:
         out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
-        done = [line == "1" for line in out.split()]
-        return done, len(done)
-    return [line == "1" for line in out.split()], None
+        proc = None
+    done = [line == "1" for line in out.split()]
+    if proc is None or proc.returncode != 0 or len(done) < len(jobs):
+        return done, len(done)  # killed at its CPU limit (SIGXCPU) inside job len(done)
+    return done, None
 
 
 def check_all(lessons) -> int:

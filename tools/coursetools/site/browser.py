@@ -43,10 +43,19 @@ def ensure_chromium() -> str | None:
     return find_chromium()
 
 
-def _chromium(binary: str, *args: str, timeout: int = 120) -> subprocess.CompletedProcess:
+# How long one Chromium call may take: a page loads and draws in a few
+# seconds; this is for a machine busy with other builds. A call that takes
+# longer is a problem the test names, never an internal error.
+CHROMIUM_SECONDS = 600
+
+
+def _chromium(binary: str, *args: str, timeout: int = CHROMIUM_SECONDS) -> subprocess.CompletedProcess:
     base = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
             "--no-first-run", "--hide-scrollbars", "--virtual-time-budget=3000"]
-    return subprocess.run(base + list(args), capture_output=True, text=True, timeout=timeout)
+    try:
+        return subprocess.run(base + list(args), capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(base + list(args), -1, "", f"Chromium did not finish in {timeout} s")
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -172,7 +181,8 @@ def link_problems(dom: str, url: str, lesson: manifest.Lesson) -> list[str]:
             link = html.unescape(m.group(1))
             source, _, _ = explorer.decode(link)
             if source != standalone.explorer_text(lesson):
-                problems.append("the Compiler Explorer link does not carry the single-file program")
+                problems.append("the Compiler Explorer link does not carry the single-file program (the site was "
+                                "built from older sources; run: cmake --build --preset course)")
             if len(link) > explorer.MAX_LINK:
                 problems.append(f"the Compiler Explorer link is {len(link):,} characters (at most {explorer.MAX_LINK:,})")
     return problems
@@ -184,6 +194,7 @@ WIDTHS = (390, 1280)
 # page in a frame that wide inside a 500 px window (the test server's
 # /__frame page), whose layout check the frame posts to the window.
 MIN_WINDOW = 500
+MAX_SHOT_PX = 16000
 
 
 def _at(base: str, url: str, width: int, height: int) -> tuple[list[str], str]:
@@ -225,16 +236,20 @@ def _layout_and_screenshots(chromium: str, base: str, site: Path, lesson, shots:
         if not lesson.info.screenshot:
             continue
         ensure_owned_folder(shots, manifest.ROOT)
-        height = min(int(check["height"]) + 40, 60000)
+        # A whole page in one screenshot, but no taller than this: Chromium
+        # fails on very tall captures (seen at 35,258 px), and a page that
+        # tall has a problem of its own that the layout check names.
+        height = min(int(check["height"]) + 40, MAX_SHOT_PX)
         suffix = "" if width == 1280 else f"-{width}"
         for shot, tall in ((shots / f"{name}{suffix}.png", 2400 if width > 400 else 1800),
                            (shots / f"{name}{suffix}-full.png", height)):
             args, where = _at(base, url, width, tall)
-            _chromium(chromium, f"--screenshot={shot}", *args, where)
+            done = _chromium(chromium, f"--screenshot={shot}", *args, where)
             if shot.exists() and shot.stat().st_size > 10_000:
                 print(f"site test: day {lesson.day}: screenshot {display_path(shot)} ({width} x {tall} CSS px)")
             else:
-                problems.append(f"no screenshot at {display_path(shot)}")
+                why = (done.stderr or "").strip().splitlines()[-1:] or [f"exit {done.returncode}"]
+                problems.append(f"no screenshot at {display_path(shot)} ({why[0][:200]})")
     return [f"site test: day {lesson.day} ({url}): {p}" for p in problems]
 
 
