@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 from coursetools.evidence import store  # noqa: E402
-from coursetools.evidence import verdict as rule  # noqa: E402
+from coursetools.rule import verdict as rule  # noqa: E402
 
 
 def records():

@@ -155,7 +155,8 @@ def cmd_new(args) -> int:
 
 
 def cmd_record(args) -> int:
-    from .evidence import run, store
+    from .evidence import store
+    from .record import run
 
     build = Path(args.build_dir) if args.build_dir else manifest.build_dir()
     lessons = manifest.load(build / "course-manifest.json")  # a bad manifest is a one-line error here
@@ -210,7 +211,8 @@ def cmd_status(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from .evidence import carry, compare, store
+    from .evidence import store
+    from .rule import carry, compare
 
     _, (lesson,) = _lessons([args.lesson])
     if args.rows:
@@ -253,7 +255,7 @@ def cmd_add_reviewer(args) -> int:
 
 
 def cmd_review(args) -> int:
-    from .evidence import review
+    from .record import review
 
     review.main(Path(args.build_dir), Path(args.output or Path(args.build_dir) / "review.json"), only=args.lesson)
     return EXIT_OK

@@ -11,7 +11,8 @@ import pytest
 from conftest import fake_lesson, write
 from coursetools.binaries import flags
 from coursetools.errors import CourseError
-from coursetools.evidence import plausibility, promote, run, verify
+from coursetools.evidence import promote, verify
+from coursetools.record import plausibility, run
 from coursetools.pages import rows as page_rows
 from coursetools.pages.marks import TemplateProblem
 from coursetools.sources import constants, digest, lessoninfo

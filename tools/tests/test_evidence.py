@@ -11,10 +11,10 @@ import threading
 import pytest
 
 from conftest import fake_lesson, write
-from coursetools.evidence import compare as ev_compare
-from coursetools.evidence import plausibility as ev_plaus
+from coursetools.rule import compare as ev_compare
+from coursetools.record import plausibility as ev_plaus
 from coursetools.evidence import promote as ev_promote
-from coursetools.evidence import run as ev_run
+from coursetools.record import run as ev_run
 from coursetools.evidence import store as ev_store
 from coursetools.evidence import verify as ev_verify
 from coursetools import fsutil

@@ -16,9 +16,9 @@ import pytest
 
 from conftest import fake_lesson, write, page_repo_with
 from coursetools.binaries import flags
-from coursetools.evidence import run as ev_run
+from coursetools.record import run as ev_run
 from coursetools.evidence import verify as ev_verify
-from coursetools.evidence import review
+from coursetools.record import review
 from coursetools.pages import marks, page as page_api, prose, render
 from coursetools.site import build as site_build
 from coursetools.sources import buildfile, digest

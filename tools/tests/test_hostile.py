@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from conftest import TOOLS, fake_lesson, listing, write, page_repo_with
-from coursetools.evidence import compare as ev_compare
-from coursetools.evidence import plausibility as ev_plaus
+from coursetools.rule import compare as ev_compare
+from coursetools.record import plausibility as ev_plaus
 from coursetools.evidence import promote as ev_promote
-from coursetools.evidence import run as ev_run
+from coursetools.record import run as ev_run
 from coursetools.evidence import store as ev_store
 from coursetools.evidence import verify as ev_verify
 from coursetools import fsutil
@@ -261,7 +261,7 @@ def test_a_lesson_toml_error_names_its_line(page_repo):
 
 
 def test_review_never_writes_over_a_source_or_builds_into_one(course, tree, monkeypatch):
-    from coursetools.evidence import review
+    from coursetools.record import review
     monkeypatch.setattr(manifest, "ROOT", tree)
     before = snapshot(tree)
     one_line_error(course("review", "--build-dir", str(tree / "build-gpu"), "-o", "lessons/day01_x/a.cu"), 2)
@@ -560,7 +560,7 @@ def test_records_must_sit_in_their_own_lessons_folder(course, page_repo):
 
 
 def test_review_logs_replace_a_planted_link_instead_of_writing_through_it(tmp_path, monkeypatch):
-    from coursetools.evidence import review
+    from coursetools.record import review
     monkeypatch.setattr(manifest, "ROOT", tmp_path)
     victim = write(tmp_path / "lessons" / "day01_x" / "a.cu", GOOD)
     logs = tmp_path / "build-x" / "review-logs"

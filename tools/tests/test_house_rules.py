@@ -103,8 +103,9 @@ def test_the_gpu_machines_commands_need_only_the_standard_library():
     code = (
         "import sys; sys.path.insert(0, sys.argv[1])\n"
         "from coursetools import cli, commands\n"
-        "from coursetools.evidence import run, review, verify, promote, store, machine, proof, plausibility\n"
-        "import coursetools.evidence.verdict\n"
+        "from coursetools.evidence import verify, promote, store\n"
+        "from coursetools.record import run, review, machine, proof, plausibility\n"
+        "import coursetools.rule.verdict\n"
         "std = set(sys.stdlib_module_names)\n"
         "bad = sorted({m.split('.')[0] for m in sys.modules} - std - {'coursetools', '__main__'})\n"
         "print(' '.join(bad))\n"

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from coursetools.evidence import store
-from coursetools.evidence import verdict as cmp
+from coursetools.rule import verdict as cmp
 
 np = pytest.importorskip("numpy")
 

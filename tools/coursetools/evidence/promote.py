@@ -23,9 +23,9 @@ from ..fsutil import write_atomic
 from ..sources import buildfile, manifest
 from ..sources.manifest import Lesson
 from . import signing
-from .compare import compare_records, format_comparison
-from .plausibility import impossible_rows, impossible_timeline
-from .proof import gpu_proof_problems
+from ..rule.compare import compare_records, format_comparison
+from ..record.plausibility import impossible_rows, impossible_timeline
+from ..record.proof import gpu_proof_problems
 from .store import (COMMIT_RE, PROMOTIONS_SCHEMA, SCHEMA, confined_record, evidence_dir, load_promotions,
                     load_record, promotions_path, record_digest, record_path, record_shape_problems,
                     sources_digest)

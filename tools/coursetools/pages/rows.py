@@ -7,7 +7,7 @@ import os
 import re
 
 from ..evidence import store
-from ..evidence import verdict as cmp
+from ..rule import verdict as cmp
 from ..evidence import verify as ev_verify
 from ..sources import manifest, snippets
 from ..sources.manifest import Lesson

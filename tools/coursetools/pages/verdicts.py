@@ -7,7 +7,7 @@ was measured for rows timed together."""
 from __future__ import annotations
 
 from ..evidence import store
-from ..evidence import verdict as cmp
+from ..rule import verdict as cmp
 from .marks import TemplateProblem, mark
 from .rows import UNMEASURED, _format
 

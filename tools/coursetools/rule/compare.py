@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from . import verdict as cmp
-from .store import row_key
+from ..evidence.store import row_key
 
 
 def compare_records(a: dict, b: dict) -> list[dict]:

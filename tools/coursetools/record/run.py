@@ -24,7 +24,7 @@ from . import machine
 from .machine import ClockSampler, git_state
 from .plausibility import impossible_rows, peak_dram_gbps
 from .proof import gpu_proof_problems
-from .store import (COMMIT_RE, SCHEMA, StrictJSONError, load_json, record_digest, record_path, sha256_file,
+from ..evidence.store import (COMMIT_RE, SCHEMA, StrictJSONError, load_json, record_digest, record_path, sha256_file,
                     sources_digest, strict_json)
 
 
