@@ -11,21 +11,21 @@ Prints Markdown tables; writes nothing.
 from __future__ import annotations
 
 import collections
-import json
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
-from coursetools.evidence import store  # noqa: E402
+from coursetools.record.format import SUFFIX, load_record  # noqa: E402
+from coursetools.rule import rows as store  # noqa: E402
 from coursetools.rule import verdict as rule  # noqa: E402
 
 
 def records():
-    for path in sorted((ROOT / "evidence" / "records").glob("*/*.json")):
-        rec = json.loads(path.read_text())
+    for path in sorted((ROOT / "evidence" / "records").glob(f"*/*{SUFFIX}")):
+        rec = load_record(path)
         if rec.get("schema") == "course-evidence/3":
-            yield f"{path.parent.name}/{path.stem}", rec
+            yield f"{path.parent.name}/{path.name[:-len(SUFFIX)]}", rec
 
 
 def pairs(rec: dict, keep=store.is_twin_pair):
@@ -60,7 +60,7 @@ pct = rule.signed_percent
 
 def sweep(first: str, second: str) -> None:
     def cells(tag):
-        rec = json.loads((ROOT / "evidence" / "records" / "day24_reduction" / f"{tag}.json").read_text())
+        rec = load_record(ROOT / "evidence" / "records" / "day24_reduction" / f"{tag}{SUFFIX}")
         keep = lambda d: d["set"].startswith("sweep") and d["a"] == "v9" and d["b"] == "cub"  # noqa: E731
         return {d["set"]: rule.verdict(a, b) for d, a, b in pairs(rec, keep)}
     one, two = cells(first), cells(second)

@@ -155,7 +155,7 @@ def cmd_new(args) -> int:
 
 
 def cmd_record(args) -> int:
-    from .evidence import store
+    from .record import format as record_format
     from .record import run
 
     build = Path(args.build_dir) if args.build_dir else manifest.build_dir()
@@ -167,7 +167,7 @@ def cmd_record(args) -> int:
         profile=not args.no_profile, timeline=not args.no_timeline,
         review=Path(args.review) if args.review else None, manifest_info=info,
     )
-    rec = store.load_record(path)
+    rec = record_format.load_record(path)
     print(f"record: wrote {display_path(path)}: exit code {rec['exit_code']}, {rec['gpu']['name']}, "
           f"executable {rec['executable']['sha256'][:12]}, sources {rec['sources']['digest'][:12]}; "
           "commit it, promoted or not")
@@ -211,12 +211,12 @@ def cmd_status(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from .evidence import store
+    from .record import format as record_format
     from .rule import carry, compare
 
     _, (lesson,) = _lessons([args.lesson])
     if args.rows:
-        recs = [store.load_record(store.record_path(lesson, t)) for t in (args.tag_a, args.tag_b)]
+        recs = [record_format.load_record(record_format.record_path(lesson, t)) for t in (args.tag_a, args.tag_b)]
         table = compare.compare_records(*recs)
         if args.json:
             print(json.dumps({"lesson": lesson.target, "a": args.tag_a, "b": args.tag_b, "rows": table}, indent=1))
@@ -233,11 +233,12 @@ def cmd_compare(args) -> int:
 
 
 def cmd_add_reviewer(args) -> int:
-    from .evidence import signing, store
+    from .evidence import signing
+    from .record.format import evidence_dir
 
     line = signing.public_key_line(args.principal, Path(args.key))
     name = signing.check_name(args.name)
-    path = signing.allowed_signers_path(store.evidence_dir())
+    path = signing.allowed_signers_path(evidence_dir())
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     if path.exists():
         signing.parse_allowed(path)

@@ -116,7 +116,7 @@ def write_atomic(path: Path, data: str | bytes) -> None:
         raise
 
 
-def create_new_atomic(path: Path, data: str) -> bool:
+def create_new_atomic(path: Path, data: str | bytes) -> bool:
     """Like write_atomic, but never replaces an existing file: the final
     step is a hard link, which fails if the name is taken. Returns False
     when `path` already exists."""
@@ -125,7 +125,7 @@ def create_new_atomic(path: Path, data: str) -> bool:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data.encode("utf-8"))
+            f.write(data.encode("utf-8") if isinstance(data, str) else data)
             f.flush()
             os.fchmod(f.fileno(), file_mode())
             os.fsync(f.fileno())

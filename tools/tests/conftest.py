@@ -48,6 +48,23 @@ def in_tmp(tmp_path, monkeypatch):
     return tmp_path
 
 
+def gz(text: str) -> bytes:
+    """Text as a record file holds it: gzip-compressed (record/format.py)."""
+    import gzip
+    return gzip.compress(text.encode("utf-8"), mtime=0)
+
+
+def read_record(path: Path) -> dict:
+    from coursetools.record import format as record_format
+    return record_format.load_record(path)
+
+
+def write_record(path: Path, rec: dict) -> None:
+    """A record written over in place, as a forger with the file would."""
+    from coursetools.record import format as record_format
+    path.write_bytes(record_format.encode(rec))
+
+
 def write(path: Path, text: str | bytes) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     if isinstance(text, bytes):

@@ -17,8 +17,10 @@ LESSON = "day24_reduction"
 
 
 def _promoted_record() -> dict:
+    from coursetools.evidence.store import confined_record
+    from coursetools.record.format import load_record
     entry = json.loads((REPO / "evidence" / "promoted.json").read_text())["promoted"][LESSON]
-    return json.loads((REPO / "evidence" / entry["record"]).read_text())
+    return load_record(confined_record(entry["record"], LESSON, REPO / "evidence"))
 
 
 @pytest.fixture

@@ -10,12 +10,13 @@ import threading
 
 import pytest
 
-from conftest import fake_lesson, write
+from conftest import gz, read_record, write_record, fake_lesson, write
 from coursetools.rule import compare as ev_compare
 from coursetools.record import plausibility as ev_plaus
 from coursetools.evidence import promote as ev_promote
 from coursetools.record import run as ev_run
 from coursetools.evidence import store as ev_store
+from coursetools.record import format as ev_format
 from coursetools.evidence import verify as ev_verify
 from coursetools import fsutil
 from coursetools.evidence import signing
@@ -89,14 +90,14 @@ def promote(lesson, key, tag="t1"):
 
 def test_record_holds_every_field_and_verifies(repo):
     root, lesson = repo
-    rec = json.loads(record(root, lesson).read_text())
+    rec = read_record(record(root, lesson))
     for key in ("schema", "lesson", "tag", "recorded_at", "command", "exit_code", "stdout", "stderr",
                 "gpu", "toolchain", "git", "sources", "results", "executable", "digest"):
         assert key in rec, key
-    assert rec["schema"] == ev_store.SCHEMA
+    assert rec["schema"] == ev_format.SCHEMA
     assert rec["git"] == {"commit": "abc1234", "dirty": False, "source": "argument"}
     assert rec["executable"]["target"] == "day99_fake" and len(rec["executable"]["sha256"]) == 64
-    assert rec["executable"]["sha256"] == ev_store.sha256_file(root / "build" / "bin" / "day99_fake")
+    assert rec["executable"]["sha256"] == ev_format.sha256_file(root / "build" / "bin" / "day99_fake")
     assert rec["sources"]["method"] == "course-tokens/2"
     assert set(rec["sources"]["files"]) == {"common/course.cuh", "lessons/day99_fake/fake.cu",
                                             "lessons/day99_fake/CMakeLists.txt"}
@@ -104,7 +105,7 @@ def test_record_holds_every_field_and_verifies(repo):
     assert rec["gpu"]["driver"] == "580.159.04" and rec["gpu"]["clocks"]["samples"] >= 1
     assert rec["host"]["cpu_count"] >= 1
     assert rec["gpu"]["peak_dram_gbps"] > 4000
-    assert rec["digest"] == ev_store.record_digest(rec)
+    assert rec["digest"] == ev_format.record_digest(rec)
     assert ev_promote.record_problems(lesson, rec) == []
 
 
@@ -122,8 +123,8 @@ def test_without_history_the_commit_is_needed_and_with_history_git_decides(repo,
     monkeypatch.setattr(ev_run, "git_state", lambda root=None: ("a" * 40, True))
     with pytest.raises(UsageError, match="git decides"):
         ev_run.record(lesson, "t3", "abc1234", True, build=root / "build", timeline=False, profile=False)
-    rec = json.loads(ev_run.record(lesson, "t4", None, None, build=root / "build", timeline=False,
-                               profile=False).read_text())
+    rec = read_record(ev_run.record(lesson, "t4", None, None, build=root / "build", timeline=False,
+                               profile=False))
     assert rec["git"] == {"commit": "a" * 40, "dirty": True, "source": "git"}
 
 
@@ -139,7 +140,7 @@ def test_impossible_numbers_are_not_recorded(repo, monkeypatch):
     monkeypatch.setenv("FAKE_GBPS", "99999")
     with pytest.raises(EvidenceError, match="above the device's theoretical"):
         record(root, lesson)
-    assert not (root / "evidence" / "records" / "day99_fake" / "t1.json").exists()
+    assert not (root / "evidence" / "records" / "day99_fake" / "t1.json.gz").exists()
 
 
 @pytest.mark.parametrize(
@@ -165,13 +166,13 @@ def test_promotion_refused(repo, monkeypatch, reviewer_key, setup, reason):
     if reason == "stale":
         write(src, '#include "course.cuh"\nint main() { return 1; }\n')
     if reason in ("altered", "not the lesson's own build target"):
-        rec = json.loads(path.read_text())
+        rec = read_record(path)
         if reason == "altered":
             rec["stdout"] = rec["stdout"].replace("61.5", "41.5")
         else:
             rec["executable"]["target"] = "day98_other"
-            rec["digest"] = ev_store.record_digest(rec)
-        path.write_text(json.dumps(rec))
+            rec["digest"] = ev_format.record_digest(rec)
+        write_record(path, rec)
     if reason == "UNVERIFIED comment":
         write(src, "// UNVERIFIED: not yet run\n" + src.read_text())
     with pytest.raises(EvidenceError) as e:
@@ -199,18 +200,18 @@ def test_a_comment_edit_keeps_the_evidence(repo, reviewer_key):
 
 def test_verify_catches_edited_stdout(repo, reviewer_key):
     root, lesson, path = promoted(repo, reviewer_key)
-    rec = json.loads(path.read_text())
+    rec = read_record(path)
     rec["stdout"] += "a faster number\n"
-    path.write_text(json.dumps(rec))
+    write_record(path, rec)
     assert any("altered" in p for p in ev_verify.verify([lesson]))
 
 
 def test_verify_catches_a_record_and_its_digests_recomputed_together(repo, reviewer_key):
     root, lesson, path = promoted(repo, reviewer_key)
-    rec = json.loads(path.read_text())
+    rec = read_record(path)
     rec["results"]["rows"][0]["gbps"] = 2000.0
-    rec["digest"] = ev_store.record_digest(rec)  # the forger recomputes the record's digest
-    path.write_text(json.dumps(rec))
+    rec["digest"] = ev_format.record_digest(rec)  # the forger recomputes the record's digest
+    write_record(path, rec)
     promotions = json.loads(ev_store.promotions_path().read_text())
     promotions["promoted"]["day99_fake"]["record_digest"] = rec["digest"]  # and the promotion's
     ev_store.promotions_path().write_text(json.dumps(promotions))
@@ -248,7 +249,7 @@ def test_verify_reapplies_the_rules_to_a_record_written_in_by_hand(repo, reviewe
     bad = record(root, lesson, tag="t9")
     promotions = json.loads(ev_store.promotions_path().read_text())
     entry = promotions["promoted"]["day99_fake"]
-    rec = json.loads(bad.read_text())
+    rec = read_record(bad)
     entry.update(tag="t9", record="records/day99_fake/t9.json", record_digest=rec["digest"],
                  executable_sha256=rec["executable"]["sha256"])
     entry["signature"] = signing.sign(entry, reviewer_key)
@@ -300,7 +301,7 @@ def test_two_promotes_at_once_both_land(repo, reviewer_key):
 
 def test_malformed_evidence_files_are_named(repo, reviewer_key):
     root, lesson, path = promoted(repo, reviewer_key)
-    path.write_text("[1, 2, 3]")
+    path.write_bytes(gz("[1, 2, 3]"))
     problems = ev_verify.verify([lesson])
     assert any("holds a JSON list, not an object" in p for p in problems), problems
     ev_store.promotions_path().write_text("{not json")
@@ -310,8 +311,8 @@ def test_malformed_evidence_files_are_named(repo, reviewer_key):
 
 def test_compare_gives_a_verdict_for_every_shared_row(repo):
     root, lesson = repo
-    a = json.loads(record(root, lesson, tag="a").read_text())
-    b = json.loads(record(root, lesson, tag="b").read_text())
+    a = read_record(record(root, lesson, tag="a"))
+    b = read_record(record(root, lesson, tag="b"))
     table = ev_compare.compare_records(a, b)
     assert len(table) == 1 and table[0]["verdict"] in ("faster", "slower", "the same", "not distinguishable")
 

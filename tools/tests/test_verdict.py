@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from coursetools.evidence import store
+from conftest import read_record
+from coursetools.rule import rows as store
 from coursetools.rule import verdict as cmp
 
 np = pytest.importorskip("numpy")
@@ -174,8 +175,8 @@ def test_the_same_code_timed_twice_on_the_h200_is_called_faster_or_slower_at_mos
     current schema, words recomputed from the samples."""
     root = Path(__file__).resolve().parents[2] / "evidence" / "records"
     pairs = false_calls = zero_threshold_calls = 0
-    for path in sorted(root.glob("*/*.json")):
-        rec = json.loads(path.read_text())
+    for path in sorted(root.glob("*/*.json.gz")):
+        rec = read_record(path)
         if rec.get("schema") != "course-evidence/3":
             continue
         for _, a, b in store.decided_pairs(rec.get("results") or {}):

@@ -26,9 +26,9 @@ from . import signing
 from ..rule.compare import compare_records, format_comparison
 from ..record.plausibility import impossible_rows, impossible_timeline
 from ..record.proof import gpu_proof_problems
-from .store import (COMMIT_RE, PROMOTIONS_SCHEMA, SCHEMA, confined_record, evidence_dir, load_promotions,
-                    load_record, promotions_path, record_digest, record_path, record_shape_problems,
-                    sources_digest)
+from ..record.format import (COMMIT_RE, SCHEMA, evidence_dir, load_record, record_digest, record_path,
+                             record_shape_problems, sources_digest)
+from .store import PROMOTIONS_SCHEMA, confined_record, load_promotions, promotions_path
 
 
 # A lesson source that still carries an "// UNVERIFIED:" status comment

@@ -1,255 +1,20 @@
-"""Where evidence lives and how it is read: records, named by lesson and
-tag, and the promotions file; every file read as strict JSON of the
-expected shape, or exit 4 naming the file."""
+"""The evidence kept in the repository: the records under
+evidence/records/ (their format: record/format.py) and the promotions
+file, evidence/promoted.json, read as strict JSON of the expected shape,
+or exit 4 naming the file."""
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-import re
 from pathlib import Path
 
-from ..errors import Diagnostic, EvidenceError, UsageError, display_path
-from ..sources import digest as dg
-from ..sources import manifest
-from ..sources.manifest import Lesson
+from ..errors import Diagnostic, EvidenceError, display_path
+from ..record.format import SUFFIX, evidence_dir, load_json
 
-
-# Schema 3 adds what proves a GPU ran (the device's UUID beside the
-# driver's list, clocks by device) and the host; schema 2 records stay
-# readable history; schema 1 records (no samples) are held to less of its shape.
-SCHEMA = "course-evidence/3"
-OLD_SCHEMAS = ("course-evidence/1",)
 PROMOTIONS_SCHEMA = "course-promotions/2"
-TAG_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
-TAG_FILE_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}\.json")
-COMMIT_RE = re.compile(r"^[0-9a-f]{7,40}$")
-
-
-def evidence_dir() -> Path:
-    return Path(os.environ.get("COURSE_EVIDENCE_DIR", manifest.ROOT / "evidence"))
-
-
-def record_path(lesson: Lesson, tag: str, base: Path | None = None) -> Path:
-    check_tag(tag)
-    return (base or evidence_dir()) / "records" / lesson.target / f"{tag}.json"
 
 
 def promotions_path(base: Path | None = None) -> Path:
     return (base or evidence_dir()) / "promoted.json"
-
-
-def check_tag(tag: str) -> None:
-    if not isinstance(tag, str) or not TAG_RE.match(tag):
-        raise UsageError(
-            f"tag '{tag}' is not valid; expected lower-case letters, digits, '.', '_' or '-' "
-            "(no '/'), starting with a letter or digit, such as h200-2026-11-30"
-        )
-
-
-def sources_digest(lesson: Lesson, build: Path | None = None) -> dict:
-    """The lesson's sources digest as it stands today, with the compiler's
-    dependency output read from `build` (by default the build the
-    manifest came from)."""
-    build = Path(build) if build is not None else Path(lesson.binary).parent.parent
-    return dg.sources_digest(lesson.digest_files(build), manifest.ROOT)
-
-
-def canonical(record: dict) -> bytes:
-    body = {k: v for k, v in record.items() if k != "digest"}
-    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-
-
-def record_digest(record: dict) -> str:
-    return hashlib.sha256(canonical(record)).hexdigest()
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-# The types every record field must have (None: may be null).
-RECORD_TYPES = {
-    "schema": str, "lesson": str, "tag": str, "recorded_at": str, "command": list,
-    "exit_code": int, "stdout": str, "stderr": str, "gpu": dict, "toolchain": dict,
-    "git": dict, "sources": dict, "executable": dict, "results": (dict, type(None)),
-    "digest": str,
-}
-
-
-# Deeper than any record needs.
-MAX_JSON_DEPTH = 64
-
-
-class StrictJSONError(ValueError):
-    """JSON the evidence may not hold; `line` is where (0: unknown)."""
-
-    def __init__(self, message: str, line: int = 0, col: int = 0):
-        super().__init__(message)
-        self.line, self.col = line, col
-
-
-class _Duplicate(Exception):
-    def __init__(self, key: str):
-        self.key = key
-
-
-def _reject_constant(name: str):
-    raise StrictJSONError(f"holds {name}, which is not a JSON number")
-
-
-def _pairs(pairs: list) -> dict:
-    obj: dict = {}
-    for k, v in pairs:
-        if k in obj:
-            raise _Duplicate(k)
-        obj[k] = v
-    return obj
-
-
-_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:]')
-_SURROGATE = re.compile(r"(?<!\\)(?:\\\\)*\\u[dD][89a-fA-F][0-9a-fA-F]{2}(?:\\u[dD][c-fC-F][0-9a-fA-F]{2})?|"
-                        r"(?<!\\)(?:\\\\)*\\u[dD][c-fC-F][0-9a-fA-F]{2}")
-
-
-def _duplicate_line(text: str) -> int:
-    """The line of the first key that repeats in its own object (a slow
-    scan, run only once a duplicate is known to be there)."""
-    stack: list = []  # per open bracket: its keys (objects) or None (arrays)
-    last = None
-    for m in _JSON_TOKEN.finditer(text):
-        tok = m.group(0)
-        if tok == "{":
-            stack.append(set())
-        elif tok == "[":
-            stack.append(None)
-        elif tok in "]}":
-            if stack:
-                stack.pop()
-        elif tok == ":":
-            if stack and isinstance(stack[-1], set) and last is not None:
-                key = json.loads(last.group(0))
-                if key in stack[-1]:
-                    return text.count("\n", 0, last.start()) + 1
-                stack[-1].add(key)
-        last = m if tok.startswith('"') else None
-    return 0
-
-
-def _lone_surrogate_line(text: str) -> int:
-    """The line of the first \\uD800-\\uDFFF escape that is not half of a
-    high-then-low pair."""
-    for m in _SURROGATE.finditer(text):
-        if len(m.group(0).lstrip("\\")) == len("uD800"):
-            return text.count("\n", 0, m.start()) + 1
-    return 0
-
-
-def _walk(data) -> str | None:
-    """What is wrong deep inside `data`: nesting past MAX_JSON_DEPTH, or a
-    string (a key or a value) holding half of a surrogate pair, which no
-    UTF-8 file can hold."""
-    todo = [(data, 1)]
-    while todo:
-        x, depth = todo.pop()
-        if depth > MAX_JSON_DEPTH:
-            return f"nests deeper than {MAX_JSON_DEPTH} levels"
-        if isinstance(x, dict):
-            for k, v in x.items():
-                if not _encodable(k):
-                    return "a key holds a lone surrogate escape (half of a UTF-16 pair)"
-                todo.append((v, depth + 1))
-        elif isinstance(x, list):
-            todo += [(v, depth + 1) for v in x]
-        elif isinstance(x, str) and not _encodable(x):
-            return "a string holds a lone surrogate escape (half of a UTF-16 pair)"
-    return None
-
-
-def _encodable(s: str) -> bool:
-    try:
-        s.encode("utf-8")
-        return True
-    except UnicodeEncodeError:
-        return False
-
-
-def strict_json(text: str):
-    """json.loads, held to what a record may hold: no NaN or Infinity, no
-    key twice in one object (JSON readers disagree on which copy wins), no
-    lone surrogate escape, no nesting deeper than MAX_JSON_DEPTH.
-    StrictJSONError names what is wrong and, where it can, the line."""
-    try:
-        data = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_pairs)
-    except _Duplicate as e:
-        raise StrictJSONError(f"holds the key {e.key!r} twice in one object", _duplicate_line(text)) from None
-    except json.JSONDecodeError as e:
-        raise StrictJSONError(f"is not valid JSON ({e.msg})", e.lineno, e.colno) from None
-    except RecursionError:
-        raise StrictJSONError(f"nests deeper than {MAX_JSON_DEPTH} levels") from None
-    problem = _walk(data)
-    if problem:
-        line = _lone_surrogate_line(text) if "surrogate" in problem else 0
-        raise StrictJSONError(problem, line)
-    return data
-
-
-def load_json(path: Path, what: str) -> dict:
-    """A JSON object from `path`, or EvidenceError naming the file and
-    what is wrong."""
-    shown = display_path(path)
-    if Path(path).exists() and (Path(path).is_symlink() or not Path(path).is_file()):
-        raise EvidenceError(Diagnostic(shown, 0, 0, f"is not a regular file (a link, a FIFO, a device); expected {what}"))
-    try:
-        raw = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise EvidenceError(Diagnostic(shown, 0, 0, f"missing; expected {what}")) from None
-    except OSError as e:
-        raise EvidenceError(Diagnostic(shown, 0, 0, f"cannot be read ({e.strerror}); expected {what}")) from None
-    try:
-        data = strict_json(raw.decode("utf-8"))
-    except UnicodeDecodeError as e:
-        line = raw.count(b"\n", 0, e.start) + 1
-        raise EvidenceError(Diagnostic(shown, line, 0, f"is not UTF-8 ({e.reason}); expected {what}")) from None
-    except StrictJSONError as e:
-        raise EvidenceError(Diagnostic(shown, e.line, e.col, f"{e}; expected {what}")) from None
-    if not isinstance(data, dict):
-        raise EvidenceError(Diagnostic(shown, 0, 0, f"holds a JSON {type(data).__name__}, not an object; expected {what}"))
-    return data
-
-
-def record_shape_problems(rec: dict) -> list[str]:
-    problems = []
-    if rec.get("schema") in OLD_SCHEMAS:
-        return problems
-    for key, t in RECORD_TYPES.items():
-        if key not in rec:
-            problems.append(f"no '{key}' field")
-        elif isinstance(rec[key], bool) or not isinstance(rec[key], t):
-            problems.append(f"'{key}' has the wrong type ({type(rec[key]).__name__})")
-    results = rec.get("results")
-    if isinstance(results, dict):
-        for key in ("checks", "rows"):
-            if not isinstance(results.get(key, []), list):
-                problems.append(f"results.{key} is not a list")
-        for i, row in enumerate(results.get("rows", []) if isinstance(results.get("rows"), list) else []):
-            if not isinstance(row, dict):
-                problems.append(f"results.rows[{i}] is not an object")
-                break
-    return problems
-
-
-def load_record(path: Path) -> dict:
-    rec = load_json(path, "a record written by tools/course evidence record")
-    problems = record_shape_problems(rec)
-    if problems:
-        raise EvidenceError([Diagnostic(display_path(path), 0, 0, p) for p in problems])
-    return rec
 
 
 def load_promotions(base: Path | None = None) -> dict:
@@ -271,39 +36,15 @@ def load_promotions(base: Path | None = None) -> dict:
 
 def confined_record(entry_record: str, lesson_target: str, base: Path | None = None) -> Path:
     """The record file an entry names, which must lie in
-    evidence/records/<lesson>/ (no '..', no link out)."""
+    evidence/records/<lesson>/ (no '..', no link out). Entries signed before
+    records were stored compressed name records/<lesson>/<tag>.json: the
+    same record, now stored as <tag>.json.gz (its digest, over the decoded
+    record, is the one they signed)."""
     base = Path(base or evidence_dir())
     folder = (base / "records" / lesson_target).resolve()
+    if isinstance(entry_record, str) and entry_record.endswith(".json"):
+        entry_record += SUFFIX[len(".json"):]
     p = (base / entry_record).resolve()
-    if p.parent != folder or p.suffix != ".json":
-        raise EvidenceError(f"{entry_record}: not a record of {lesson_target} (expected records/{lesson_target}/TAG.json)")
+    if p.parent != folder or not p.name.endswith(SUFFIX):
+        raise EvidenceError(f"{entry_record}: not a record of {lesson_target} (expected records/{lesson_target}/TAG{SUFFIX})")
     return p
-
-
-ROW_KEY_FIELDS = ("group", "version", "schedule", "mode", "kernel", "keys", "bins", "elements", "k", "timing")
-# A row's name is in one of these fields, by lesson; a twin (the same code
-# timed a second time in the same set) is named NAME-twin.
-ROW_NAME_FIELDS = ("version", "schedule", "mode")
-TWIN = "-twin"
-
-
-def is_twin_pair(decision: dict) -> bool:
-    return str(decision.get("a", "")).endswith(TWIN)
-
-
-def decided_pairs(results: dict, keep=is_twin_pair):
-    """(decision, a's samples, b's samples) for each pair a record's sets
-    decided (its `decisions`, set by set) that `keep` selects: by default
-    the twin pairs."""
-    by = {}
-    for r in results.get("rows", []):
-        name = next((r[f] for f in ROW_NAME_FIELDS if f in r), None)
-        if "samples_ms" in r and "set" in r:
-            by[(r["set"], name)] = r["samples_ms"]
-    for d in results.get("decisions", []):
-        if keep(d) and (d["set"], d["a"]) in by and (d["set"], d["b"]) in by:
-            yield d, by[(d["set"], d["a"])], by[(d["set"], d["b"])]
-
-
-def row_key(row: dict) -> tuple:
-    return tuple((k, row[k]) for k in ROW_KEY_FIELDS if k in row)

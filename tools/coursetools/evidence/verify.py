@@ -12,7 +12,8 @@ from ..errors import EvidenceError, display_path
 from ..sources.manifest import Lesson
 from . import signing
 from .promote import record_problems
-from .store import PROMOTIONS_SCHEMA, TAG_FILE_RE, confined_record, evidence_dir, load_promotions, load_record
+from ..record.format import SUFFIX, TAG_FILE_RE, evidence_dir, load_record
+from .store import PROMOTIONS_SCHEMA, confined_record, load_promotions
 
 
 @dataclasses.dataclass
@@ -97,7 +98,7 @@ def verify(lessons: list[Lesson], base: Path | None = None) -> list[str]:
         if rec and st.entry and str(st.entry.get("promoted_at", "")) < str(rec.get("recorded_at", "")):
             problems.append(f"{lesson.target}{where}: promoted at {st.entry.get('promoted_at')}, before the run "
                             f"was recorded ({rec.get('recorded_at')})")
-    for p in sorted((base / "records").glob("*/*.json")):
+    for p in sorted((base / "records").glob(f"*/*{SUFFIX}")):
         try:
             rec = load_record(p)
         except EvidenceError as e:
@@ -105,7 +106,7 @@ def verify(lessons: list[Lesson], base: Path | None = None) -> list[str]:
             continue
         if rec.get("lesson") != p.parent.name:
             problems.append(f"{display_path(p)}: error: a record of {rec.get('lesson')!r} filed under "
-                            f"records/{p.parent.name}/; expected records/<its lesson>/<tag>.json")
+                            f"records/{p.parent.name}/; expected records/<its lesson>/<tag>.json.gz")
         if p.parent.name not in known:
             problems.append(f"{display_path(p)}: error: records/{p.parent.name}/ is no declared lesson's folder")
     problems += stray_files(base)
@@ -171,6 +172,6 @@ def stray_files(base: Path) -> list[str]:
         ok = (len(rel) == 1 and rel[0] in EVIDENCE_FILES) or (
             len(rel) == 3 and rel[0] == "records" and TAG_FILE_RE.fullmatch(rel[2]) is not None)
         if not ok or p.is_symlink() or not p.is_file():
-            out.append(f"{display_path(p)}: error: not something evidence/ holds; expected records/<lesson>/<tag>.json, "
+            out.append(f"{display_path(p)}: error: not something evidence/ holds; expected records/<lesson>/<tag>.json.gz, "
                        "promoted.json or allowed_signers (regular files)")
     return out

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import re
 
-from ..evidence import store
+from ..rule.rows import ROW_KEY_FIELDS
 from ..rule import verdict as cmp
 from ..evidence import verify as ev_verify
 from ..sources import manifest, snippets
@@ -229,7 +229,7 @@ class PageRows:
                 _, field, fmt = column[:3]
                 source = row
                 if len(column) == 4:
-                    key = {k: row[k] for k in store.ROW_KEY_FIELDS if k in row}
+                    key = {k: row[k] for k in ROW_KEY_FIELDS if k in row}
                     twins = self._select({**key, **column[3]})
                     source = twins[0] if twins else None
                 value = None if source is None else self._field(source, field)

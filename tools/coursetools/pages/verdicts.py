@@ -6,12 +6,12 @@ was measured for rows timed together."""
 
 from __future__ import annotations
 
-from ..evidence import store
+from ..rule import rows as rule_rows
 from ..rule import verdict as cmp
 from .marks import TemplateProblem, mark
 from .rows import UNMEASURED, _format
 
-TWIN = store.TWIN
+TWIN = rule_rows.TWIN
 
 
 def _pct(r: float) -> str:

@@ -1,6 +1,6 @@
 """`course evidence record`: builds the lesson's own target with the
 configured build, runs that binary (and its profile and timeline steps) on
-this GPU, and writes one record, evidence/records/<lesson>/<tag>.json,
+this GPU, and writes one record, evidence/records/<lesson>/<tag>.json.gz,
 never overwriting one. What ran is recorded truthfully: the sha256 of the
 executable, the sources digest computed here."""
 
@@ -17,15 +17,14 @@ from pathlib import Path
 
 from ..binaries import flags
 from ..errors import EvidenceError, UsageError, display_path
-from ..fsutil import create_new_atomic
 from ..sources import buildfile, manifest
 from ..sources.manifest import Lesson, build_dir
 from . import machine
 from .machine import ClockSampler, git_state
 from .plausibility import impossible_rows, peak_dram_gbps
 from .proof import gpu_proof_problems
-from ..evidence.store import (COMMIT_RE, SCHEMA, StrictJSONError, load_json, record_digest, record_path, sha256_file,
-                    sources_digest, strict_json)
+from .format import (COMMIT_RE, SCHEMA, StrictJSONError, load_json, record_digest, record_path, sha256_file,
+                     sources_digest, strict_json, write_new_record)
 
 
 def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
@@ -279,7 +278,6 @@ def record(
     if review is not None:
         rec["review"] = review_data
     rec["digest"] = record_digest(rec)
-    text = json.dumps(rec, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
-    if not create_new_atomic(out_path, text):
+    if not write_new_record(out_path, rec):
         raise UsageError(f"{display_path(out_path)}: appeared while the run was in progress; not overwritten")
     return out_path

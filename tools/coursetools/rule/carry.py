@@ -22,7 +22,8 @@ from statistics import NormalDist
 from ..errors import Diagnostic, UsageError, display_path
 from ..sources.manifest import Lesson
 from . import verdict as rule
-from ..evidence.store import check_tag, load_json, load_record, record_path, row_key
+from ..record.format import check_tag, load_json, load_record, record_path
+from .rows import row_key
 from ..evidence.verify import state_of
 
 PROMOTED = "promoted"

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from . import verdict as cmp
-from ..evidence.store import row_key
+from .rows import row_key
 
 
 def compare_records(a: dict, b: dict) -> list[dict]:

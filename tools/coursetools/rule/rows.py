@@ -1,0 +1,32 @@
+"""A record's rows as the rule reads them: which fields name a row, and
+which rows are twins (the same code timed a second time beside itself)."""
+
+from __future__ import annotations
+
+ROW_KEY_FIELDS = ("group", "version", "schedule", "mode", "kernel", "keys", "bins", "elements", "k", "timing")
+# A row's name is in one of these fields, by lesson; a twin (the same code
+# timed a second time in the same set) is named NAME-twin.
+ROW_NAME_FIELDS = ("version", "schedule", "mode")
+TWIN = "-twin"
+
+
+def is_twin_pair(decision: dict) -> bool:
+    return str(decision.get("a", "")).endswith(TWIN)
+
+
+def decided_pairs(results: dict, keep=is_twin_pair):
+    """(decision, a's samples, b's samples) for each pair a record's sets
+    decided (its `decisions`, set by set) that `keep` selects: by default
+    the twin pairs."""
+    by = {}
+    for r in results.get("rows", []):
+        name = next((r[f] for f in ROW_NAME_FIELDS if f in r), None)
+        if "samples_ms" in r and "set" in r:
+            by[(r["set"], name)] = r["samples_ms"]
+    for d in results.get("decisions", []):
+        if keep(d) and (d["set"], d["a"]) in by and (d["set"], d["b"]) in by:
+            yield d, by[(d["set"], d["a"])], by[(d["set"], d["b"])]
+
+
+def row_key(row: dict) -> tuple:
+    return tuple((k, row[k]) for k in ROW_KEY_FIELDS if k in row)

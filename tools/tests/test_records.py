@@ -1,0 +1,110 @@
+"""Records on disk: the compact encoding keeps everything, decodes to the
+object it was given, makes the same bytes every time, and refuses what is
+not a record; the one-off conversion of the old pretty-printed files
+proved each one equal before removing it."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import zlib
+from pathlib import Path
+
+import pytest
+
+from coursetools.errors import EvidenceError
+from coursetools.record import convert
+from coursetools.record import format as fmt
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def sample_record() -> dict:
+    rec = {
+        "schema": fmt.SCHEMA, "lesson": "day99_fake", "tag": "t", "recorded_at": "2026-12-01T00:00:00Z",
+        "command": ["build/bin/day99_fake", "--json", "FILE"], "exit_code": 0, "stdout": "ünïcode \u00b5s\n",
+        "stderr": "", "gpu": {"name": "G", "clocks": {"readings": [{"sm_mhz": 1980.0, "t_s": 0.2}]}},
+        "toolchain": {}, "git": {"commit": "abc1234", "dirty": False}, "sources": {"digest": "d", "files": {}},
+        "executable": {"target": "day99_fake", "sha256": "0" * 64},
+        "results": {"rows": [{"set": "s", "samples_ms": [0.001, 1e-300, 12345.678], "nested": {"a": [1, 2]}},
+                             {"set": "s", "samples_ms": []}], "checks": [], "decisions": [], "empty": {}},
+    }
+    rec["digest"] = fmt.record_digest(rec)
+    return rec
+
+
+def test_the_encoding_round_trips_and_is_deterministic():
+    rec = sample_record()
+    raw = fmt.encode(rec)
+    assert raw == fmt.encode(json.loads(json.dumps(rec)))  # the same record, the same bytes
+    back = fmt.decode(raw, "t.json.gz")
+    assert back == rec and fmt.record_digest(back) == rec["digest"]
+    text = gzip.decompress(raw).decode()
+    assert '\n   {"samples_ms":[],"set":"s"}\n' in text  # a row, one line
+    assert '\n    "samples_ms":[0.001,1e-300,12345.678],\n' in text  # a row that nests: its values a line each
+
+
+@pytest.mark.parametrize("raw, words", [
+    (b"{}", "is not gzip-compressed"),
+    (gzip.compress(b'{"a": 1}') + b"junk", "bytes after its compressed data"),
+    (gzip.compress(b'{"a": 1}')[:-6], "ends inside its compressed data"),
+    (gzip.compress(b"[1]"), "holds a JSON list"),
+    (gzip.compress(b'{"a": NaN}'), "NaN"),
+])
+def test_what_is_not_a_record_is_named(raw, words):
+    with pytest.raises(EvidenceError, match=words):
+        fmt.decode(raw, "t.json.gz")
+
+
+def test_a_record_that_inflates_past_the_limit_is_refused_without_reading_it_all(monkeypatch):
+    monkeypatch.setattr(fmt, "MAX_DECODED_BYTES", 1 << 20)
+    bomb = zlib.compressobj(9, zlib.DEFLATED, 31)
+    raw = bomb.compress(b" " * (64 << 20)) + bomb.flush()  # 64 MiB of spaces in ~64 KB
+    assert len(raw) < 200_000
+    with pytest.raises(EvidenceError, match="inflates past 1 MiB"):
+        fmt.decode(raw, "t.json.gz")
+
+
+def test_the_conversion_proves_each_record_equal_before_it_removes_the_old_file(tmp_path):
+    rec = sample_record()
+    old = tmp_path / "day99_fake" / "t.json"
+    old.parent.mkdir()
+    old.write_text(json.dumps(rec, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+    done = convert.convert_tree(tmp_path)
+    assert len(done) == 1 and done[0]["digest_matches"]
+    assert not old.exists()
+    assert fmt.load_record(tmp_path / "day99_fake" / "t.json.gz") == rec
+
+
+def test_the_conversion_leaves_a_record_it_cannot_prove_as_it_was(tmp_path, monkeypatch):
+    old = tmp_path / "day99_fake" / "t.json"
+    old.parent.mkdir()
+    old.write_text(json.dumps(sample_record()))
+    monkeypatch.setattr(convert, "decode", lambda raw, shown: {"something": "else"})
+    with pytest.raises(Exception, match="does not decode to the same record"):
+        convert.convert_tree(tmp_path)
+    assert old.exists() and not (tmp_path / "day99_fake" / "t.json.gz").exists()
+
+
+# The commit before the committed records were converted: where git has
+# that history, every converted record must decode to what that commit's
+# pretty-printed file held.
+BEFORE_CONVERSION = "26ed394"
+
+
+def test_every_committed_record_decodes_to_what_its_old_file_held():
+    probe = subprocess.run(["git", "-C", str(REPO), "cat-file", "-e", f"{BEFORE_CONVERSION}^{{commit}}"],
+                           capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip(f"this clone has no commit {BEFORE_CONVERSION} (a shallow clone?)")
+    listed = subprocess.run(["git", "-C", str(REPO), "ls-tree", "-r", "--name-only", BEFORE_CONVERSION,
+                             "evidence/records/"], capture_output=True, text=True, check=True).stdout.split()
+    old_files = [p for p in listed if p.endswith(".json")]
+    assert len(old_files) == 39
+    for rel in old_files:
+        old = json.loads(subprocess.run(["git", "-C", str(REPO), "show", f"{BEFORE_CONVERSION}:{rel}"],
+                                        capture_output=True, check=True).stdout)
+        new = fmt.load_record(REPO / (rel + ".gz"))
+        assert new == old, rel
+        assert fmt.canonical(new) == fmt.canonical(old), rel
