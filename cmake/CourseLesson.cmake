@@ -176,15 +176,15 @@ function(course_add_lesson target)
         target_compile_definitions(${t} PRIVATE ${define})
       endif()
       target_include_directories(${t} PRIVATE "${PROJECT_SOURCE_DIR}/common")
-      # The one source of the lesson's minimum: the program's gate reads it
-      # (course/cli.cuh), as the page, the README and this build do.
-      target_compile_definitions(${t} PRIVATE COURSE_MIN_CC=${min})
-      target_compile_features(${t} PRIVATE cuda_std_17 cxx_std_17)
+      # The one source of the lesson's minimum and its name: the program's
+      # gate and report read them (course/cli.cuh), as the page, the README
+      # and this build do.
+      target_compile_definitions(${t} PRIVATE COURSE_MIN_CC=${min} COURSE_LESSON=${target})
       target_compile_options(${t} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:${COURSE_CUDA_OPTIONS}>)
       target_link_libraries(${t} PRIVATE CUDA::cudart)
       set_target_properties(${t} PROPERTIES
         CUDA_ARCHITECTURES "${archs}"
-        CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON CUDA_EXTENSIONS OFF
+        CUDA_STANDARD 20 CUDA_STANDARD_REQUIRED ON CUDA_EXTENSIONS OFF
         RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/bin")
     endforeach()
 
@@ -209,7 +209,7 @@ function(course_add_lesson target)
 
   # What the manifest says about this day (one JSON object).
   string(JOIN " " options ${COURSE_CUDA_OPTIONS})
-  set(flags "-std=c++17 ${options} -arch=sm_${min} -DCOURSE_MIN_CC=${min}")
+  set(flags "-std=c++20 ${options} -arch=sm_${min} -DCOURSE_MIN_CC=${min} -DCOURSE_LESSON=${target}")
   string(JOIN " " srcs_text ${rel_sources})
   set(json "{}")
   string(JSON json SET "${json}" target "\"${target}\"")
@@ -259,7 +259,7 @@ function(_course_extra_flags out lesson_json)
   get_target_property(defs ${target} COMPILE_DEFINITIONS)
   string(JSON min_cc GET "${lesson_json}" min_cc)
   string(REPLACE "." "" min_cc "${min_cc}")
-  list(REMOVE_ITEM defs "COURSE_MIN_CC=${min_cc}")  # the course's own, from MIN_CC
+  list(REMOVE_ITEM defs "COURSE_MIN_CC=${min_cc}" "COURSE_LESSON=${target}")  # the course's own
   if(defs)
     list(TRANSFORM defs PREPEND "-D")
     list(APPEND extras ${defs})

@@ -21,10 +21,12 @@
 #include "course/launch.cuh"
 #include "course/memory.cuh"
 
-// The harness: checks, timing in three modes (cold, batch, graph), the
-// results as JSON, variants as tables, the command line, the capability
-// gate, the lesson's opening and report, profiling and timelines.
+// The harness: a lesson's rows as data (experiment.cuh: checked, then
+// timed together), timing in three modes (cold, batch, graph), the results
+// as JSON, variants as tables, the command line, the capability gate, the
+// lesson's opening and report, profiling and timelines.
 #include "course/cli.cuh"
+#include "course/experiment.cuh"
 #include "course/gpu.cuh"
 #include "course/json.cuh"
 #include "course/lesson.cuh"

@@ -108,15 +108,31 @@ inline std::string jsonPathProblem(const std::string& path) {
 constexpr int kMinMajor = COURSE_MIN_CC / 10;
 constexpr int kMinMinor = COURSE_MIN_CC % 10;
 
-// What a lesson declares about itself for its opening.
+// The lesson's name, its CMake target, passed the same way
+// (-DCOURSE_LESSON=dayNN_topic); a program built otherwise (an
+// experiment) names itself in its LessonSpec.
+#define COURSE_NAME_TEXT2(x) #x
+#define COURSE_NAME_TEXT(x) COURSE_NAME_TEXT2(x)
+#ifdef COURSE_LESSON
+constexpr const char* kLessonName = COURSE_NAME_TEXT(COURSE_LESSON);
+#else
+constexpr const char* kLessonName = "course-program";
+#endif
+
+// What a lesson declares about itself for its opening, by name:
+//   course::begin(argc, argv, {.variants = course::namesOf(kVersions),
+//                              .bytesPerElement = 8.0, .about = "..."});
 struct LessonSpec {
-    const char* name;                   // the CMake target, e.g. dayNN_topic
-    bool needsClusters;                 // thread block cluster launch
-    std::vector<std::string> variants;  // the names --only accepts
+    const char* name = kLessonName;          // the CMake target
+    bool clusters = false;                   // needs thread block clusters
+    std::vector<std::string> variants = {};  // the names --only accepts
     // Device bytes the lesson allocates per element of --size, so a size
-    // that cannot fit is refused before any allocation.
-    double bytesPerElement;
-    const char* about;  // one paragraph for --help: what --size means, ...
+    // that cannot fit is refused before any allocation (0: no check).
+    double bytesPerElement = 0.0;
+    const char* about = "";  // one paragraph for --help: what --size means
+    // The largest --size the lesson takes (its checks' limit: day 77's sums
+    // of ones are exact below 2^24), refused with the other arguments.
+    size_t maxSize = SIZE_MAX;
 };
 
 [[noreturn]] inline void usage(const LessonSpec& spec, const std::string& why) {
@@ -183,6 +199,11 @@ inline Args parseArgs(const LessonSpec& spec, int argc, char** argv) {
                 usage(spec, std::string("--size expects a whole number of "
                                         "elements above 0, got '") +
                                 v + "'");
+            }
+            if (x > spec.maxSize) {
+                usage(spec, "--size " + std::string(v) + " is above " +
+                                spec.name + "'s largest, " +
+                                std::to_string(spec.maxSize) + " (see --help)");
             }
             a.size = static_cast<size_t>(x);
         } else if (arg == "--samples") {

@@ -33,7 +33,7 @@ inline cudaDeviceProp requireGpu(const LessonSpec& spec) {
             stderr, "%s: waived: it needs %s; %s.\n", spec.name,
             (std::string("a GPU of compute capability ") +
              std::to_string(kMinMajor) + "." + std::to_string(kMinMinor) +
-             " or newer" + (spec.needsClusters ? " with cluster launch" : ""))
+             " or newer" + (spec.clusters ? " with cluster launch" : ""))
                 .c_str(),
             why.c_str());
         std::exit(kExitWaived);
@@ -65,7 +65,7 @@ inline cudaDeviceProp requireGpu(const LessonSpec& spec) {
         (prop.major == kMinMajor && prop.minor < kMinMinor)) {
         waive(has);
     }
-    if (spec.needsClusters) {
+    if (spec.clusters) {
         int clusterLaunch = 0;
         CUDA_CHECK(cudaDeviceGetAttribute(&clusterLaunch,
                                           cudaDevAttrClusterLaunch, 0));

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <functional>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -189,6 +191,16 @@ public:
 private:
     cudaGraphExec_t exec_ = nullptr;
 };
+
+// `enqueue`'s work captured here once into a graph, as work that replays it
+// (a graph-replayed row of a set: the same launches, none of the host's
+// per-launch work).
+template <typename Enqueue>
+std::function<void(cudaStream_t)> replayed(cudaStream_t stream,
+                                           Enqueue&& enqueue) {
+    auto g = std::make_shared<Graph>(stream, std::forward<Enqueue>(enqueue));
+    return [g](cudaStream_t s) { g->launch(s); };
+}
 
 inline size_t ceilDiv(size_t a, size_t b) {
     return (a + b - 1) / b;

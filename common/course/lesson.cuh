@@ -41,16 +41,20 @@ public:
         return args_.only.empty() || args_.only == variant;
     }
     // The entries of a variant table (course/variants.cuh) that --only
-    // selects, in table order.
-    template <typename Table>
-    auto chosen(const Table& table) const {
+    // selects and `keep` keeps, in table order.
+    template <typename Table, typename Keep>
+    auto chosen(const Table& table, Keep&& keep) const {
         std::vector<std::decay_t<decltype(*std::begin(table))> const*> out;
         for (const auto& entry : table) {
-            if (wants(entry.name)) {
+            if (wants(entry.name) && keep(entry)) {
                 out.push_back(&entry);
             }
         }
         return out;
+    }
+    template <typename Table>
+    auto chosen(const Table& table) const {
+        return chosen(table, [](const auto&) { return true; });
     }
     // Whether n elements' buffers fit in the GPU's free memory.
     bool fits(size_t n) const { return n <= largest_; }

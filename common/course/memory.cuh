@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include <cuda_runtime.h>
@@ -36,6 +37,35 @@ inline void fillRandom(float* out, size_t n, cudaStream_t stream,
     courseFill<<<1024, 256, 0, stream>>>(out, n, 0.0f, true, seed);
     CUDA_CHECK(cudaGetLastError());
 }
+
+// What the host knows of fillRandom's values without a copy back: element
+// i is hashUnit(i), so the float64 sum and the XOR of the words of the
+// first n follow on the host. upTo(n) extends them from the last n (sizes
+// ascending cost one pass over the largest), or starts again below it.
+class RandomSums {
+public:
+    void upTo(size_t n) {
+        if (n < n_) {
+            *this = RandomSums();
+        }
+        for (; n_ < n; ++n_) {
+            const float v = hashUnit(n_);
+            unsigned int word;
+            std::memcpy(&word, &v, sizeof word);
+            sum_ += static_cast<double>(v);
+            xor_ ^= word;
+        }
+    }
+    double sum() const { return sum_; }
+    unsigned int xorBits() const { return xor_; }
+    // Element i of the input: 1.0f for all ones, else the random value.
+    static float at(size_t i, bool ones) { return ones ? 1.0f : hashUnit(i); }
+
+private:
+    size_t n_ = 0;
+    double sum_ = 0.0;
+    unsigned int xor_ = 0;
+};
 
 // A device allocation of `count` T that frees itself, and converts to T*
 // wherever a kernel or a runtime call wants the pointer.

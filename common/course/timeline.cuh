@@ -25,8 +25,9 @@ namespace course {
 // COURSE_BLOCK_END() last. Thread 0 reads %globaltimer (nanoseconds, the
 // same clock on every SM) and %smid, and stores one stamp per block,
 // tagged with %gridid so the host can tell launches apart. In every other
-// build the three expand to nothing: timed code never carries them.
-#ifdef COURSE_TIMELINE
+// build the three expand to nothing: timed code never carries them. The
+// stamps' storage and the host side below exist in every build, so that a
+// lesson's timeline code compiles, and is skipped, in its timed build.
 namespace timeline {
 struct Stamp {
     unsigned long long grid, start, waited, end;
@@ -56,6 +57,8 @@ __device__ inline void store(unsigned long long start,
     }
 }
 }  // namespace timeline
+
+#ifdef COURSE_TIMELINE
 #define COURSE_BLOCK_BEGIN()                                 \
     const unsigned long long courseStart_ =                  \
         threadIdx.x == 0 ? ::course::timeline::now() : 0ull; \
@@ -78,7 +81,14 @@ __device__ inline void store(unsigned long long start,
 #define COURSE_BLOCK_END() ((void)0)
 #endif
 
+// Whether this is a lesson's timeline build (-DCOURSE_TIMELINE): it records
+// where blocks spend their time, and times nothing.
 #ifdef COURSE_TIMELINE
+constexpr bool kTimelineBuild = true;
+#else
+constexpr bool kTimelineBuild = false;
+#endif
+
 namespace timeline {
 
 // Collects the stamps of every kernel launched between reset() and read().
@@ -221,6 +231,5 @@ inline Row summarize(const std::vector<Stamp>& blocks,
 }
 
 }  // namespace timeline
-#endif
 
 }  // namespace course

@@ -5,6 +5,7 @@
 
 #pragma once
 
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <string>
@@ -26,6 +27,23 @@ inline std::string format(const char* fmt, ...) {
     std::vsnprintf(out.data(), out.size() + 1, fmt, again);
     va_end(again);
     return out;
+}
+
+// What a check found: right or not, and what it saw (kept in the record).
+struct Checked {
+    bool ok = false;
+    std::string detail;
+};
+
+// A result against the float64 value it should be: equal where `tolerance`
+// is 0 (a float sum of whole numbers under 2^24 is exact in any order),
+// else within `tolerance` of it, relative.
+inline Checked closeTo(double got, double want, double tolerance) {
+    const double rel =
+        want != 0.0 ? std::fabs(got - want) / std::fabs(want) : std::fabs(got);
+    return {tolerance == 0.0 ? got == want : rel < tolerance,
+            format("got %.9g, want %.9g: relative error %.2e (limit %.0e)", got,
+                   want, rel, tolerance)};
 }
 
 // How many elements differ from `want(i)`, and the first that does.

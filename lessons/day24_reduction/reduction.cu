@@ -3,12 +3,14 @@
 // Day 24: parallel reduction, from the textbook tree to a kernel measured
 // against CUB at every size.
 //
-// Nine versions, each one change from the last, declared once in the
+// Ten versions, each one change from the last, declared once in the
 // table kVersions; beside them, timed the same way in the same run,
 // cub::DeviceReduce::Sum (what a user would call instead), a read ceiling
 // (the fastest pure read of the input this lesson can write: what the
 // memory system gives any reduction) and a device-to-device copy. Every
-// row is checked before anything is timed (checkRow says how).
+// row is checked before anything is timed (checkRow says how). Each
+// kernel has its launcher beside it; the rows, their checks and main come
+// last.
 //
 // Build:  cmake --build build --target day24_reduction
 // Run:    build/bin/day24_reduction                   the ladder and the sweep
@@ -24,10 +26,12 @@
 // UNVERIFIED. See research/REVIEW-PROCESS.md.
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <set>
+#include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <cuda_runtime.h>
@@ -82,6 +86,47 @@ constexpr double kRandomTolerance = 1e-5;
 static_assert((kThreadsPerBlock & (kThreadsPerBlock - 1)) == 0,
               "the trees halve the stride: block size must be a power of 2");
 static_assert(kItems % 4 == 0, "v7 loads the items as float4");
+
+// What every launcher takes: the input, a copy's destination, the partials
+// (one per block of v1 to v7, or of v9's grid), the result, the ceiling's
+// XOR word, v10's arrival count, CUB's scratch and the launch facts below.
+struct Buffers {
+    Buffers(size_t maxN, int grid, bool programmatic)
+        : in(maxN),
+          copy(maxN),
+          partials(std::max(course::ceilDiv(maxN, kThreadsPerBlock),
+                            static_cast<size_t>(grid) * kV9Waves)),
+          out(1),
+          bits(1),
+          arrived(1),
+          cubTemp(cubBytes(maxN)),
+          machineGrid(grid),
+          programmatic(programmatic) {
+        CUDA_CHECK(cudaMemset(arrived, 0, sizeof(unsigned int)));
+    }
+    static size_t cubBytes(size_t maxN) {
+        size_t bytes = 0;
+        CUDA_CHECK(cub::DeviceReduce::Sum(
+            nullptr, bytes, static_cast<const float*>(nullptr),
+            static_cast<float*>(nullptr), static_cast<int64_t>(maxN)));
+        return bytes;
+    }
+    course::DeviceArray<float> in, copy, partials, out;
+    course::DeviceArray<unsigned int> bits, arrived;
+    course::DeviceArray<char> cubTemp;
+    int machineGrid;    // occupancy x SMs: what the GPU holds at once
+    bool programmatic;  // v9's second kernel may overlap the first
+};
+
+// v8, v9, v10 and the ceiling: `waves` times the machine's grid, but no
+// more blocks than give every thread a whole trip of kUnroll float4 loads
+// (a tile per block): a block for the last few leftover floats would be a
+// trip of its own. Up to one tile, one block.
+unsigned int gridFor(const Buffers& b, size_t n, int waves = kV9Waves) {
+    return static_cast<unsigned int>(
+        std::min(std::max<size_t>(n / kTileElems, 1),
+                 static_cast<size_t>(b.machineGrid) * waves));
+}
 
 // snippet: v1-interleaved-divergent
 // v1. Each level, threads whose index is a multiple of 2s add the element
@@ -270,7 +315,63 @@ __global__ void reduceV7(const float* __restrict__ in, size_t n,
     }
 }
 
-// ---- v8 and v9: a grid sized to the machine ----
+// snippet: finish-partials
+// The second pass every two-pass version shares, v1 to v9: one block adds
+// `count` partials in index order, so the same partials give the same bits.
+// There may be millions, so each thread issues kPartialsPerThread loads
+// before adding any: the pass waits for memory once per round, not once
+// per partial. __ldcg reads them from L2: another SM wrote them, and this
+// SM's L1 may still hold an earlier call's. Launch assumption: one block of
+// kThreadsPerBlock, every thread calls it.
+__device__ float addPartialsInOrder(const float* __restrict__ partials,
+                                    size_t count) {
+    float sum = 0.0f;
+    for (size_t first = 0; first < count;
+         first += kPartialsPerThread * kThreadsPerBlock) {
+        float p[kPartialsPerThread];
+#pragma unroll
+        for (int k = 0; k < kPartialsPerThread; ++k) {
+            const size_t i = first + k * kThreadsPerBlock + threadIdx.x;
+            p[k] = i < count ? __ldcg(partials + i) : 0.0f;
+        }
+#pragma unroll
+        for (int k = 0; k < kPartialsPerThread; ++k) {
+            sum += p[k];
+        }
+    }
+    return course::blockSum<kThreadsPerBlock>(sum);
+}
+
+// Launch assumption: <<<1, kThreadsPerBlock>>>, after the first pass in the
+// same stream; v9 launches it programmatically.
+__global__ void finishPartials(const float* __restrict__ partials, size_t count,
+                               float* __restrict__ out) {
+    COURSE_BLOCK_BEGIN();
+#if __CUDA_ARCH__ >= 900
+    // Load bearing under programmatic launch: the first pass may still be
+    // running, and its partials are visible only after this returns.
+    cudaGridDependencySynchronize();
+#endif
+    COURSE_BLOCK_WAITED();
+    const float sum = addPartialsInOrder(partials, count);
+    if (threadIdx.x == 0) {
+        *out = sum;
+    }
+    COURSE_BLOCK_END();
+}
+// end snippet
+
+// v1 to v7's launcher: a block per kItemsPerThread x 256 elements, then
+// the second pass.
+template <void (*Kernel)(const float*, size_t, float*), int kItemsPerThread>
+void twoPass(const Buffers& b, size_t n, cudaStream_t s) {
+    const unsigned int blocks = static_cast<unsigned int>(
+        course::ceilDiv(n, kItemsPerThread * kThreadsPerBlock));
+    Kernel<<<blocks, kThreadsPerBlock, 0, s>>>(b.in, n, b.partials);
+    finishPartials<<<1, kThreadsPerBlock, 0, s>>>(b.partials, blocks, b.out);
+}
+
+// ---- v8, v9 and v10: a grid sized to the machine ----
 
 // snippet: v8-grid-stride
 // v8. v7 still launched one block per tile: 65,536 blocks at 1 GiB, each
@@ -330,6 +431,11 @@ __global__ void reduceV8(const float* __restrict__ in, size_t n,
 }
 // end snippet
 
+// v8 adds into *out: the check zeroes it first; timing lets it drift.
+void enqueueV8(const Buffers& b, size_t n, cudaStream_t s) {
+    reduceV8<<<gridFor(b, n), kThreadsPerBlock, 0, s>>>(b.in, n, b.out);
+}
+
 // snippet: v9-two-pass
 // v9. The atomics land in whatever order the blocks finish, and float
 // addition is not associative: v8's last bits change from run to run.
@@ -365,113 +471,6 @@ __global__ void reduceV9(const float* __restrict__ in, size_t n,
 }
 // end snippet
 
-// snippet: finish-partials
-// The second pass every two-pass version shares, v1 to v9: one block adds
-// `count` partials in index order, so the same partials give the same bits.
-// There may be millions, so each thread issues kPartialsPerThread loads
-// before adding any: the pass waits for memory once per round, not once
-// per partial. Launch assumption: <<<1, kThreadsPerBlock>>>, after the
-// first pass in the same stream; v9 launches it programmatically.
-__global__ void finishPartials(const float* __restrict__ partials, size_t count,
-                               float* __restrict__ out) {
-#if __CUDA_ARCH__ >= 900
-    // Load bearing under programmatic launch: the first pass may still be
-    // running, and its partials are visible only after this returns.
-    cudaGridDependencySynchronize();
-#endif
-    float sum = 0.0f;
-    for (size_t first = 0; first < count;
-         first += kPartialsPerThread * kThreadsPerBlock) {
-        float p[kPartialsPerThread];
-#pragma unroll
-        for (int k = 0; k < kPartialsPerThread; ++k) {
-            const size_t i = first + k * kThreadsPerBlock + threadIdx.x;
-            p[k] = i < count ? partials[i] : 0.0f;
-        }
-#pragma unroll
-        for (int k = 0; k < kPartialsPerThread; ++k) {
-            sum += p[k];
-        }
-    }
-    sum = course::blockSum<kThreadsPerBlock>(sum);
-    if (threadIdx.x == 0) {
-        *out = sum;
-    }
-}
-// end snippet
-
-// snippet: read-ceiling
-// The read ceiling: every 16-byte word of the input read once, with v9's
-// grid and its very loop, folded with XOR (one instruction per word, exact in
-// any order) and one atomicXor per block: where DRAM time dominates, what
-// a kernel that only reads achieves with v9's launch. Not a bound at small
-// sizes, where v9 runs a different, one-block kernel. Launch assumption:
-// blockDim.x == kThreadsPerBlock; *out zeroed.
-__global__ void readCeiling(const float* __restrict__ in, size_t n,
-                            unsigned int* __restrict__ out) {
-    COURSE_BLOCK_BEGIN();
-    const auto xor2 = [](unsigned int a, unsigned int b) { return a ^ b; };
-    const unsigned int acc = course::blockReduce<kThreadsPerBlock>(
-        gridStrideFold<uint4>(reinterpret_cast<const unsigned int*>(in), n,
-                              xor2),
-        xor2);
-    if (threadIdx.x == 0) {
-        atomicXor(out, acc);
-    }
-    COURSE_BLOCK_END();
-}
-// end snippet
-
-// ---- Host side ----
-
-namespace {
-
-struct Buffers {
-    // Partials: one per block of v1 to v7, or one per block of v9's grid.
-    Buffers(size_t maxN, int grid, size_t cubBytes)
-        : in(maxN),
-          copy(maxN),
-          partials(std::max(course::ceilDiv(maxN, kThreadsPerBlock),
-                            static_cast<size_t>(grid) * kV9Waves)),
-          out(1),
-          xorOut(1),
-          cubTemp(cubBytes),
-          machineGrid(grid) {}
-    course::DeviceArray<float> in, copy, partials, out;
-    course::DeviceArray<unsigned int> xorOut;
-    course::DeviceArray<char> cubTemp;
-    int machineGrid;            // occupancy x SMs: what the GPU holds at once
-    bool programmatic = false;  // v9's second kernel may overlap the first
-};
-
-// v8, v9 and the ceiling: `waves` times the machine's grid, but no more
-// blocks than give every thread a whole trip of kUnroll float4 loads (a
-// tile per block): a block for the last few leftover floats would be a
-// trip of its own. Up to one tile, one block.
-unsigned int gridFor(const Buffers& b, size_t n, int waves = kV9Waves) {
-    return static_cast<unsigned int>(
-        std::min(std::max<size_t>(n / kTileElems, 1),
-                 static_cast<size_t>(b.machineGrid) * waves));
-}
-
-// How each row is enqueued: every version, CUB, the ceiling and the copy
-// take the same arguments, so the rows are one table.
-using Enqueue = void (*)(const Buffers&, size_t, cudaStream_t);
-
-// v1 to v7: a block per kItemsPerThread x 256 elements, then finishPartials.
-template <void (*Kernel)(const float*, size_t, float*), int kItemsPerThread>
-void twoPass(const Buffers& b, size_t n, cudaStream_t s) {
-    const unsigned int blocks = static_cast<unsigned int>(
-        course::ceilDiv(n, kItemsPerThread * kThreadsPerBlock));
-    Kernel<<<blocks, kThreadsPerBlock, 0, s>>>(b.in, n, b.partials);
-    finishPartials<<<1, kThreadsPerBlock, 0, s>>>(b.partials, blocks, b.out);
-}
-
-// v8 adds into *out: the check zeroes it first; timing lets it drift.
-void enqueueV8(const Buffers& b, size_t n, cudaStream_t s) {
-    reduceV8<<<gridFor(b, n), kThreadsPerBlock, 0, s>>>(b.in, n, b.out);
-}
-
 // snippet: v9-dispatch
 // v9's launches. Up to one tile, v6's kernel alone: one block, sixteen
 // loads per thread in flight, and less code than reduceV9's loops, which
@@ -495,20 +494,99 @@ void enqueueV9(const Buffers& b, size_t n, cudaStream_t s) {
 }
 // end snippet
 
+// snippet: v10-one-pass
+// v10. v9's two kernels cost two kernel boundaries a call; at sizes where
+// reading the input takes a few microseconds, the second is as dear as the
+// reading. Here the first pass finishes the job itself: every block stores
+// its partial and counts itself in with one atomic, and the block that
+// counts last, which then knows every partial is in memory, adds them all
+// with the second pass's own code, in index order. The grid is v9's, the
+// order of additions is v9's, so the bits are v9's, every run.
+// Launch assumption: blockDim.x == kThreadsPerBlock; partials holds
+// gridDim.x floats; *arrived is 0 at launch, and the last block leaves it 0
+// for the next call (stream order keeps two calls apart).
+__global__ void reduceV10(const float* __restrict__ in, size_t n,
+                          float* __restrict__ partials,
+                          unsigned int* __restrict__ arrived,
+                          float* __restrict__ out) {
+    COURSE_BLOCK_BEGIN();
+    const float acc = course::blockSum<kThreadsPerBlock>(
+        gridStrideFold<float4>(in, n, course::Plus{}));
+    __shared__ bool last;
+    if (threadIdx.x == 0) {
+        partials[blockIdx.x] = acc;
+        // Load bearing: this block's partial is visible to the whole GPU
+        // before its arrival is counted, so the last block sees it.
+        __threadfence();
+        last = atomicAdd(arrived, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();        // `last` written before any thread reads it
+    COURSE_BLOCK_WAITED();  // the timeline's mark: this block's pass is done
+    if (last) {
+        // Load bearing: no partial is read before every arrival was seen.
+        __threadfence();
+        const float total = addPartialsInOrder(partials, gridDim.x);
+        if (threadIdx.x == 0) {
+            *out = total;
+            *arrived = 0;
+        }
+    }
+    COURSE_BLOCK_END();
+}
+// end snippet
+
+// v10's launch: v6's kernel up to one tile, as v9; beyond, v9's grid in
+// one launch.
+void enqueueV10(const Buffers& b, size_t n, cudaStream_t s) {
+    if (n <= kTileElems) {
+        reduceV6<<<1, kThreadsPerBlock, 0, s>>>(b.in, n, b.out);
+        return;
+    }
+    reduceV10<<<gridFor(b, n), kThreadsPerBlock, 0, s>>>(b.in, n, b.partials,
+                                                         b.arrived, b.out);
+}
+
+// snippet: read-ceiling
+// The read ceiling: every 16-byte word of the input read once, with v9's
+// grid and its very loop, folded with XOR (one instruction per word, exact in
+// any order) and one atomicXor per block: where DRAM time dominates, what
+// a kernel that only reads achieves with v9's launch. Not a bound at small
+// sizes, where v9 runs a different, one-block kernel. Launch assumption:
+// blockDim.x == kThreadsPerBlock; *out zeroed.
+__global__ void readCeiling(const float* __restrict__ in, size_t n,
+                            unsigned int* __restrict__ out) {
+    COURSE_BLOCK_BEGIN();
+    const auto xor2 = [](unsigned int a, unsigned int b) { return a ^ b; };
+    const unsigned int acc = course::blockReduce<kThreadsPerBlock>(
+        gridStrideFold<uint4>(reinterpret_cast<const unsigned int*>(in), n,
+                              xor2),
+        xor2);
+    if (threadIdx.x == 0) {
+        atomicXor(out, acc);
+    }
+    COURSE_BLOCK_END();
+}
+// end snippet
+
+void enqueueCeiling(const Buffers& b, size_t n, cudaStream_t s) {
+    readCeiling<<<gridFor(b, n), kThreadsPerBlock, 0, s>>>(b.in, n, b.bits);
+}
+
+// What a user would call instead, and the copy the memory system allows.
 void enqueueCub(const Buffers& b, size_t n, cudaStream_t s) {
     size_t bytes = b.cubTemp.size();
     CUDA_CHECK(cub::DeviceReduce::Sum(b.cubTemp.get(), bytes, b.in.get(),
                                       b.out.get(), static_cast<int64_t>(n), s));
 }
 
-void enqueueCeiling(const Buffers& b, size_t n, cudaStream_t s) {
-    readCeiling<<<gridFor(b, n), kThreadsPerBlock, 0, s>>>(b.in, n, b.xorOut);
-}
-
 void enqueueCopy(const Buffers& b, size_t n, cudaStream_t s) {
     CUDA_CHECK(cudaMemcpyAsync(b.copy, b.in, n * sizeof(float),
                                cudaMemcpyDeviceToDevice, s));
 }
+
+// ---- The rows, their checks, and main ----
+
+namespace {
 
 // What a row's check asks for: a sum with the same bits every run, a sum
 // in any order (v8's atomics), the ceiling's XOR, or a copy.
@@ -520,306 +598,189 @@ enum Check { kSameBits, kAnyOrder, kXor, kCopy };
 struct Version {
     const char* name;   // --only, the JSON's "version"
     const char* label;  // the JSON's "mode"
-    Enqueue enqueue;
+    void (*enqueue)(const Buffers&, size_t, cudaStream_t);
     Check check;
+    bool swept;  // in the sweep: the last rungs, CUB and the ceilings
 };
 const Version kVersions[] = {
-    {"v1", "interleaved, divergent", twoPass<reduceV1, 1>, kSameBits},
-    {"v2", "interleaved, strided", twoPass<reduceV2, 1>, kSameBits},
-    {"v3", "sequential", twoPass<reduceV3, 1>, kSameBits},
-    {"v4", "two loads", twoPass<reduceV4, 2>, kSameBits},
-    {"v5", "warp shuffle", twoPass<reduceV5, 2>, kSameBits},
-    {"v6", "16 items in registers", twoPass<reduceV6, kItems>, kSameBits},
-    {"v7", "float4 loads", twoPass<reduceV7, kItems>, kSameBits},
-    {"v8", "grid-stride + atomics", enqueueV8, kAnyOrder},
-    {"v9", "grid-stride + fixed 2nd pass", enqueueV9<kV9Waves>, kSameBits},
-    {"v9-one-wave", "v9 in a grid of one wave", enqueueV9<1>, kSameBits},
-    {"cub", "cub::DeviceReduce::Sum", enqueueCub, kSameBits},
-    {"ceiling", "read ceiling (XOR)", enqueueCeiling, kXor},
-    {"copy", "cudaMemcpy device to device", enqueueCopy, kCopy},
+    {"v1", "interleaved, divergent", twoPass<reduceV1, 1>, kSameBits, false},
+    {"v2", "interleaved, strided", twoPass<reduceV2, 1>, kSameBits, false},
+    {"v3", "sequential", twoPass<reduceV3, 1>, kSameBits, false},
+    {"v4", "two loads", twoPass<reduceV4, 2>, kSameBits, false},
+    {"v5", "warp shuffle", twoPass<reduceV5, 2>, kSameBits, false},
+    {"v6", "16 items in registers", twoPass<reduceV6, kItems>, kSameBits,
+     false},
+    {"v7", "float4 loads", twoPass<reduceV7, kItems>, kSameBits, false},
+    {"v8", "grid-stride + atomics", enqueueV8, kAnyOrder, false},
+    {"v9", "grid-stride + fixed 2nd pass", enqueueV9<kV9Waves>, kSameBits,
+     true},
+    {"v9-one-wave", "v9 in a grid of one wave", enqueueV9<1>, kSameBits, false},
+    {"v10", "one pass: the last block adds", enqueueV10, kSameBits, true},
+    {"cub", "cub::DeviceReduce::Sum", enqueueCub, kSameBits, true},
+    {"ceiling", "read ceiling (XOR)", enqueueCeiling, kXor, true},
+    {"copy", "cudaMemcpy device to device", enqueueCopy, kCopy, true},
 };
-// The sweep's rows: the last rung, what a user would call, both ceilings.
-const char* const kSweepRows[] = {"v9", "cub", "ceiling", "copy"};
 // What the rule must decide before a set stops sampling: each rung against
-// the one before (or the one it improves on), the last rung against CUB,
-// the ceilings and its one-wave self. Every set also times CUB twice
-// (kTwin): the same code against itself, the rule's false-call rate.
-const course::Versus kLadderVersus[] = {
-    {"v2", "v1"},      {"v3", "v1"},          {"v4", "v3"},
-    {"v5", "v4"},      {"v6", "v5"},          {"v7", "v6"},
-    {"v8", "v7"},      {"v9", "v8"},          {"v9", "cub"},
-    {"v9", "ceiling"}, {"v9", "v9-one-wave"}, {"ceiling", "cub"}};
-const course::Versus kSweepVersus[] = {{"v9", "cub"}};
-const char* const kTwin = "cub";
+// the one before (or the one it improves on), the last rungs against CUB,
+// the ceiling and v9's one-wave self. Every set also times CUB twice (see
+// experiment()): the same code against itself, the rule's false-call rate.
+const std::vector<course::Versus> kLadderVersus = {
+    {"v2", "v1"},   {"v3", "v1"},       {"v4", "v3"},          {"v5", "v4"},
+    {"v6", "v5"},   {"v7", "v6"},       {"v8", "v7"},          {"v9", "v8"},
+    {"v9", "cub"},  {"v9", "ceiling"},  {"v9", "v9-one-wave"}, {"v10", "v9"},
+    {"v10", "cub"}, {"v10", "ceiling"}, {"ceiling", "cub"}};
+const std::vector<course::Versus> kSweepVersus = {
+    {"v9", "cub"}, {"v10", "v9"}, {"v10", "cub"}, {"v10", "ceiling"}};
 // end snippet
 
-// The input the checks run on: n ones (`exact`), or the random values, whose
-// float64 sum and XOR of words grow with the sizes (checked ascending).
-struct Expected {
-    bool exact = false;
-    size_t n = 0, upTo = 0;
-    double randomSum = 0.0;
-    unsigned int randomXor = 0;
-    void load(float* in, size_t count, bool ones, cudaStream_t s) {
-        exact = ones;
-        n = count;
-        if (ones) {
-            course::fill(in, n, 1.0f, s);
-            return;
-        }
-        course::fillRandom(in, n, s);
-        for (; upTo < n; ++upTo) {
-            const float v = course::hashUnit(upTo);
-            unsigned int bits;
-            std::memcpy(&bits, &v, sizeof bits);
-            randomSum += static_cast<double>(v);
-            randomXor ^= bits;
-        }
-    }
-    double sum() const { return exact ? static_cast<double>(n) : randomSum; }
-    unsigned int xorBits() const {  // 0x3f800000: the bits of 1.0f
-        return exact ? (n % 2) * 0x3f800000u : randomXor;
-    }
-    float at(size_t i) const { return exact ? 1.0f : course::hashUnit(i); }
-};
-
-// Runs one row once and checks it. On n ones (`exact`, n under 2^24) every
+// Runs `v` once at n on the input in place and checks it. On n ones every
 // partial and total is a whole number a float holds exactly, in any order,
-// so a sum must equal n (the trick day 77 cites). On the random input a
-// sum must be within kRandomTolerance of the host's float64 sum, and a
-// deterministic one must give the same bits twice. The ceiling's XOR must
-// equal the host's; the copy's first and last elements must arrive.
-bool checkRow(course::Lesson& l, const Buffers& b, const Version& v,
-              const Expected& want) {
-    const size_t n = want.n;
-    CUDA_CHECK(cudaMemsetAsync(b.out, 0, sizeof(float), l.stream()));
-    CUDA_CHECK(cudaMemsetAsync(b.xorOut, 0, sizeof(unsigned int), l.stream()));
-    course::poison(b.copy, n, l.stream());  // a short copy leaves NaN
-    v.enqueue(b, n, l.stream());
-    CUDA_CHECK(cudaGetLastError());
-    const std::string name = course::format("%s %s n=%zu", v.name,
-                                            want.exact ? "exact" : "random", n);
-    std::string detail;
-    bool ok = false;
+// so a sum must equal n (the trick day 77 cites); on the random input it
+// must be within kRandomTolerance of the host's float64 sum; a deterministic
+// one gives the same bits again (v8 adds into *out: its second run is not
+// compared). The ceiling's XOR must be
+// the host's; the copy's first and last elements must arrive.
+course::Checked checkRow(const Buffers& b, const Version& v, size_t n,
+                         bool ones, const course::RandomSums& r,
+                         cudaStream_t s) {
+    CUDA_CHECK(cudaMemsetAsync(b.out, 0, sizeof(float), s));
+    CUDA_CHECK(cudaMemsetAsync(b.bits, 0, sizeof(unsigned int), s));
+    course::poison(b.copy, n, s);  // a short copy leaves NaN
+    v.enqueue(b, n, s);
     if (v.check == kXor) {
-        const unsigned int got = course::toHost(b.xorOut, 1)[0];
-        detail = course::format("XOR of all words: got %08x, want %08x", got,
-                                want.xorBits());
-        ok = got == want.xorBits();
-    } else if (v.check == kCopy) {
+        const unsigned int got = course::toHost(b.bits, 1)[0];
+        const unsigned int want = ones ? (n % 2) * 0x3f800000u : r.xorBits();
+        return {got == want, course::format("XOR %08x, want %08x", got, want)};
+    }
+    if (v.check == kCopy) {
         const float first = course::toHost(b.copy.get(), 1)[0];
         const float last = course::toHost(b.copy + n - 1, 1)[0];
-        ok = first == want.at(0) && last == want.at(n - 1);
-        detail = course::format("first and last element copied: %.9g, %.9g",
-                                first, last);
-    } else {
-        const float got = course::toHost(b.out, 1)[0];
-        const double rel = std::fabs(got - want.sum()) / want.sum();
-        detail = course::format(
-            "got %.9g, want %.9g: relative error %.2e (limit %.0e)", got,
-            want.sum(), rel, want.exact ? 0.0 : kRandomTolerance);
-        ok = want.exact ? got == want.sum() : rel < kRandomTolerance;
-        if (ok && !want.exact && v.check == kSameBits) {
-            l.check(name, ok, detail);
-            v.enqueue(b, n, l.stream());
-            const float again = course::toHost(b.out, 1)[0];
-            return l.check(
-                course::format("%s same bits n=%zu", v.name, n), again == got,
-                course::format("two runs: %.9g then %.9g", got, again));
-        }
+        return {first == r.at(0, ones) && last == r.at(n - 1, ones),
+                course::format("first, last: %.9g, %.9g", first, last)};
     }
-    return l.check(name, ok, detail);
+    const float got = course::toHost(b.out, 1)[0];
+    v.enqueue(b, n, s);  // a deterministic sum gives its bits again
+    const float again = course::toHost(b.out, 1)[0];
+    course::Checked c =
+        course::closeTo(got, ones ? n : r.sum(), ones ? 0.0 : kRandomTolerance);
+    c.ok &= v.check != kSameBits || again == got;
+    c.detail += course::format("; again %.9g", again);
+    return c;
 }
 
-// Checks `rows` at every size, sizes ascending: exact on ones where the
-// sum fits a float exactly, against float64 on random data everywhere.
-bool checkAll(course::Lesson& l, const Buffers& b,
-              const std::set<size_t>& sizes,
-              const std::vector<const Version*>& rows) {
-    bool ok = true;
-    Expected want;
-    for (size_t n : sizes) {
-        for (bool ones : {true, false}) {
-            if (!ones || n < (1ull << 24)) {
-                want.load(b.in, n, ones, l.stream());
-                for (const Version* v : rows) {
-                    ok &= checkRow(l, b, *v, want);
-                }
-            }
-        }
+// One experiment: `rows` at n, each checked on both inputs, then timed
+// together in every mode (course/experiment.cuh).
+void experiment(course::Lesson& l, const Buffers& b, course::RandomSums& r,
+                const char* group, size_t n,
+                const std::vector<const Version*>& rows,
+                const std::vector<course::Versus>& versus) {
+    r.upTo(n);
+    // Ones where their sum is exact (under 2^24), then random values (never
+    // zeros), which stay for the timing.
+    const course::Input ones{"ones",
+                             [&] { course::fill(b.in, n, 1, l.stream()); }};
+    const course::Input random{
+        "random", [&] { course::fillRandom(b.in, n, l.stream()); }};
+    std::vector<course::Case> cases;
+    for (const Version* v : rows) {
+        cases.push_back(
+            {.name = v->name,
+             .work = [&b, v, n](cudaStream_t s) { v->enqueue(b, n, s); },
+             .bytes = (v->check == kCopy ? 2.0 : 1.0) * sizeof(float) * n,
+             .fields = course::Row().str("mode", v->label),
+             .sameBits = v->check == kSameBits});
     }
-    return ok;
-}
-
-// Bytes a row moves: the input read once; the copy also writes it once.
-double bytesMoved(const Version& v, size_t n) {
-    return (v.check == kCopy ? 2.0 : 1.0) * sizeof(float) * n;
-}
-
-// Times the rows at each size, in each mode, as one set (course/sets.cuh:
-// interleaved, until the comparison rule decides every pair in `versus`
-// whose rows are both selected). A deterministic sum must still give its
-// checked bits after all its timed launches, the graph replays last: a race
-// that only back-to-back or replayed launches expose would show here.
-[[maybe_unused]] void timeSets(course::Lesson& l, const Buffers& b,
-                               const char* group,
-                               const std::vector<size_t>& sizes,
-                               const std::vector<const Version*>& rows,
-                               const std::vector<course::Versus>& versus) {
-    std::printf("\n%s: median us per call; the rule's word for each pair\n",
-                group);
-    for (size_t n : sizes) {
-        course::fillRandom(b.in, n, l.stream());  // never zeros
-        std::vector<float> before;
-        std::vector<course::Contender> set;
-        for (const Version* v : rows) {
-            v->enqueue(b, n, l.stream());
-            before.push_back(course::toHost(b.out, 1)[0]);
-            set.push_back({"version", v->name,
-                           course::Row()
+    course::run(l,
+                {.label = std::string(group) + " n=" + std::to_string(n),
+                 .fields = course::Row()
                                .str("group", group)
-                               .str("mode", v->label)
                                .integer("elements", static_cast<long long>(n)),
-                           bytesMoved(*v, n), [&b, v, n](cudaStream_t s) {
-                               v->enqueue(b, n, s);
-                           }});
-        }
-        const std::string label =
-            std::string(group) + " n=" + std::to_string(n);
-        for (course::TimingMode mode : course::kAllModes) {
-            course::timeSet(l, label, mode, set, versus, {kTwin});
-        }
-        for (size_t i = 0; i < rows.size(); ++i) {
-            if (rows[i]->check != kSameBits) {
-                continue;
-            }
-            rows[i]->enqueue(b, n, l.stream());
-            const float after = course::toHost(b.out, 1)[0];
-            l.check(course::format("%s same bits after timing n=%zu",
-                                   rows[i]->name, n),
-                    after == before[i],
-                    course::format("%.9g, then %.9g", before[i], after));
-        }
-    }
+                 .twins = {"cub"},
+                 .versus = versus,
+                 .inputs = n < (1ull << 24) ? std::vector{ones, random}
+                                            : std::vector{random},
+                 .check =
+                     [&](const course::Case& c, const std::string& input) {
+                         return checkRow(b, course::byName(kVersions, c.name),
+                                         n, input == "ones", r, l.stream());
+                     },
+                 .result = [&b] { return course::toHost(b.out, 1)[0]; }},
+                cases);
 }
 
-#ifdef COURSE_TIMELINE
-// Where a cold 1 GiB launch spends its time: the flush's last blocks,
-// then the row's first-pass blocks (v9 in its waves, in one wave, and the
-// ceiling), first start to last end.
+// Where a cold launch spends its time: the flush's last blocks, then the
+// row's blocks, first start to last end. At 1 GiB: v9 in its waves, in one
+// wave, and the ceiling; at 65,536 and 1 Mi elements, where v9's second
+// kernel costs most: v9's two kernels and v10's one.
 void timelines(course::Lesson& l, const Buffers& b) {
-    const size_t n = kLadderLarge;
-    course::fillRandom(b.in, n, l.stream());
     course::timeline::Recorder rec(1u << 16);
     course::L2Flusher flusher(l.stream());
-    for (const char* name : {"v9", "v9-one-wave", "ceiling"}) {
-        // The flush's read, then the row's: one window spans both.
-        const auto grids = rec.capture([&] {
-            flusher.flush();
-            course::byName(kVersions, name).enqueue(b, n, l.stream());
-        });
-        const auto [t0, t1] =
-            course::timeline::window({&grids.front(), &grids.back()});
-        for (size_t i = 0; i < grids.size(); ++i) {
-            const char* kernel = i + 1 < grids.size() ? "flush-read" : name;
-            l.row(course::timeline::summarize(grids[i], kernel, t0, t1)
-                      .str("schedule", name)
-                      .integer("elements", static_cast<long long>(n)));
-        }
-        std::printf("timeline %s: %zu launches recorded\n", name, grids.size());
+    const std::pair<size_t, const char*> shown[] = {
+        {kLadderLarge, "v9"},
+        {kLadderLarge, "v9-one-wave"},
+        {kLadderLarge, "ceiling"},
+        {65536, "v9"},
+        {65536, "v10"},
+        {1048576, "v9"},
+        {1048576, "v10"}};
+    for (const auto& [n, name] : shown) {
+        course::fillRandom(b.in, n, l.stream());
+        course::timeline::record(
+            l, rec, {"flush-read", name, "second-pass"},
+            course::Row().str("schedule", name).integer("elements", n), [&] {
+                flusher.flush();
+                course::byName(kVersions, name).enqueue(b, n, l.stream());
+            });
     }
 }
-#endif
 
 }  // namespace
 
 int main(int argc, char** argv) {
     course::Lesson l = course::begin(
         argc, argv,
-        {"day24_reduction", false, course::namesOf(kVersions),
+        {.variants = course::namesOf(kVersions),
          // the input and the copy's destination, 4 bytes each, plus v1's
          // partials (one per 256 elements)
-         8.0 + 4.0 / kThreadsPerBlock,
-         "Sums floats with nine versions of a reduction, CUB, a read ceiling "
-         "and a copy: the ladder at two sizes, then the last rung, CUB and "
-         "the ceilings at every power of two and its neighbour. --size N "
-         "runs both at N alone."});
-
-    std::vector<size_t> ladderSizes = {kLadderSmall, kLadderLarge};
-    std::vector<size_t> sweepSizes;
+         .bytesPerElement = 8.0 + 4.0 / kThreadsPerBlock,
+         .about = "Sums floats with ten versions of a reduction, CUB, a read "
+                  "ceiling and a copy: the ladder at two sizes, then the last "
+                  "rungs, CUB and the ceilings at every power of two and its "
+                  "neighbour. --size N runs both at N alone."});
+    std::vector<size_t> ladder = {kLadderSmall, kLadderLarge};
+    std::vector<size_t> sweep = course::powersAndNeighbours(
+        kSweepMaxLog2, [&](size_t n) { return l.fits(n); });
     if (l.args().size) {
-        ladderSizes = sweepSizes = {l.args().size};
-    } else if (l.args().quick) {
-        ladderSizes = {1000003};  // a prime: ragged everywhere
-        sweepSizes = {1, 3, kTileElems, kTileElems + 1, 1000003};
-    } else {
-        for (int k = 0; k <= kSweepMaxLog2; ++k) {
-            for (size_t n : {1ull << k, (1ull << k) + 1}) {
-                if ((k > 0 || n == 1) && l.fits(n)) {  // 2^0 + 1 is 2^1
-                    sweepSizes.push_back(n);
-                }
-            }
-        }
-        if (sweepSizes.back() < (1ull << kSweepMaxLog2)) {
-            std::printf("the sweep stops at %zu: this GPU holds no more\n",
-                        sweepSizes.back());
-        }
+        ladder = sweep = {l.args().size};
+    } else if (l.args().quick) {  // every row at the sizes that defeat one
+        ladder = sweep = {1, 3, kTileElems, kTileElems + 1, 1000003};
+    } else if (l.args().profile) {  // one launch each, for ncu
+        ladder = {kLadderLarge};
+        sweep = {65536, 1048576};
     }
-    const std::vector<const Version*> ladderRows = l.chosen(kVersions);
-    std::vector<const Version*> sweepRows;
-    for (const char* name : kSweepRows) {
-        if (l.wants(name)) {
-            sweepRows.push_back(&course::byName(kVersions, name));
-        }
-    }
-    // Every size, each once, ascending.
-    std::set<size_t> sizes(ladderSizes.begin(), ladderSizes.end());
-    sizes.insert(sweepSizes.begin(), sweepSizes.end());
-    const size_t maxN = *sizes.rbegin();
-
-    const int machineGrid =
-        course::residentBlocks(reduceV9, dim3(kThreadsPerBlock), {});
-    size_t cubBytes = 0;
-    CUDA_CHECK(cub::DeviceReduce::Sum(
-        nullptr, cubBytes, static_cast<const float*>(nullptr),
-        static_cast<float*>(nullptr), static_cast<int64_t>(maxN)));
-    Buffers b(maxN, machineGrid, cubBytes);
     // Programmatic only where the code that runs holds the wait: the second
     // pass compiled for 9.0 or newer (its PTX architecture, which is how
     // CUB's PtxVersion() asks). A build for older GPUs, run on a newer one
     // from its PTX, has no wait in it and must not overlap the first pass.
     cudaFuncAttributes finish = {};
     CUDA_CHECK(cudaFuncGetAttributes(&finish, finishPartials));
-    b.programmatic = finish.ptxVersion >= 90;
+    const Buffers b(std::max(ladder.back(), sweep.back()),
+                    course::residentBlocks(reduceV9, kThreadsPerBlock, {}),
+                    finish.ptxVersion >= 90);
     l.setting(course::Row()
-                  .integer("threads", kThreadsPerBlock)
-                  .integer("items_per_thread", kItems)
                   .integer("machine_grid", b.machineGrid)
-                  .integer("v9_waves", kV9Waves)
                   .integer("programmatic", b.programmatic));
-
-    // Correctness first: every selected row at every size, both inputs.
-    if (!checkAll(l, b, sizes, ladderRows)) {
-        return l.finish();  // never time a wrong kernel
+    if (course::kTimelineBuild) {
+        timelines(l, b);
+        return l.finish();
     }
-
-#ifdef COURSE_TIMELINE
-    timelines(l, b);
-#else
-    if (l.args().profile) {
-        // One launch of each row at the largest ladder size, for ncu.
-        course::fillRandom(b.in, ladderSizes.back(), l.stream());
-        for (const Version* v : ladderRows) {
-            course::profileRow(l, v->name, [&](cudaStream_t s) {
-                v->enqueue(b, ladderSizes.back(), s);
-            });
-        }
-    } else if (!l.args().checkOnly) {
-        timeSets(l, b, "ladder", ladderSizes, ladderRows,
-                 {std::begin(kLadderVersus), std::end(kLadderVersus)});
-        timeSets(l, b, "sweep", sweepSizes, sweepRows,
-                 {std::begin(kSweepVersus), std::end(kSweepVersus)});
+    course::RandomSums r;
+    for (size_t n : ladder) {
+        experiment(l, b, r, "ladder", n, l.chosen(kVersions), kLadderVersus);
     }
-#endif
+    const auto swept = l.chosen(kVersions, [](auto& v) { return v.swept; });
+    for (size_t n : sweep) {
+        experiment(l, b, r, "sweep", n, swept, kSweepVersus);
+    }
     return l.finish();
 }

@@ -70,11 +70,16 @@ constexpr int kTableSize = 1024;
 // 132 SMs hold at once (2,048 threads per SM: 8 blocks of 256), so one
 // wave; 2^23 is 32,768 blocks, about 31 waves, enough DRAM work per step
 // that a microsecond boundary should fade.
-const size_t kSizes[] = {1u << 12, 1u << 18, 1u << 23};
-const int kChainLengths[] = {4, 16, 64};
+const std::vector<size_t> kSizes = {1u << 12, 1u << 18, 1u << 23};
+const std::vector<int> kChainLengths = {4, 16, 64};  // --profile: 1 step
 
 // How often the read-before-wait build repeats each check.
-[[maybe_unused]] constexpr int kRaceTrials = 200;
+constexpr int kRaceTrials = 200;
+#ifdef DAY58_READ_BEFORE_WAIT
+constexpr bool kReadBeforeWait = true;  // the negative build: see below
+#else
+constexpr bool kReadBeforeWait = false;
+#endif
 
 enum class Kind { Plain, Pdl, PdlPrologue, PdlEarly };
 
@@ -135,55 +140,41 @@ __global__ void step(const float* __restrict__ x, float* __restrict__ y,
 }
 // end snippet
 
-namespace {
-
-// snippet: schedules-table
-// Every schedule, one line each: a new schedule is a line here (and, for
-// a new kind of step, a case in step<>).
-struct Schedule {
-    const char* name;
-    Kind kind;
-    bool graph;  // captured once into a CUDA graph, then replayed
-};
-const Schedule kSchedules[] = {
-    {"plain", Kind::Plain, false},
-    {"pdl", Kind::Pdl, false},
-    {"pdl-prologue", Kind::PdlPrologue, false},
-    {"pdl-early", Kind::PdlEarly, false},
-    {"graph-plain", Kind::Plain, true},
-    {"graph-pdl", Kind::Pdl, true},
-    {"graph-pdl-prologue", Kind::PdlPrologue, true},
-    {"graph-pdl-early", Kind::PdlEarly, true},
-};
-// end snippet
-
-// What the rule must decide before a set stops sampling: every schedule
-// against the plain launch it replaces (in a stream, or in a graph). Both
-// baselines are also timed twice (kTwins): the same code against itself,
-// the rule's false-call rate.
-const course::Versus kVersus[] = {{"pdl", "plain"},
-                                  {"pdl-prologue", "plain"},
-                                  {"pdl-early", "plain"},
-                                  {"graph-plain", "plain"},
-                                  {"graph-pdl", "graph-plain"},
-                                  {"graph-pdl-prologue", "graph-plain"},
-                                  {"graph-pdl-early", "graph-plain"}};
-const std::vector<std::string> kTwins = {"plain", "graph-plain"};
-
 using StepKernel = void (*)(const float*, float*, const float*, size_t);
 // step<> for each Kind, in the enum's order.
 const StepKernel kStepKernels[] = {step<Kind::Plain>, step<Kind::Pdl>,
                                    step<Kind::PdlPrologue>,
                                    step<Kind::PdlEarly>};
 
+// The coefficient table, table[j] = j % 3. Launch: <<<1, kTableSize>>>.
+__global__ void initTable(float* table) {
+    table[threadIdx.x] = static_cast<float>(threadIdx.x % 3);
+}
+
+// Launch assumption: one thread per element.
+__global__ void initInput(float* x, size_t n) {
+    const size_t i = course::threadIndex();
+    if (i < n) {
+        x[i] = static_cast<float>(i % kTableSize);
+    }
+}
+
+// The chain and its launcher: K steps over two ping-pong buffers.
 struct Chain {
     size_t n;
     int k;
-    float* buf[2];  // ping-pong: step s reads buf[s % 2], writes the other
+    float* buf[2];  // step s reads buf[s % 2], writes the other
     const float* table;
 
     unsigned int blocks() const {
-        return static_cast<unsigned int>((n + kThreads - 1) / kThreads);
+        return static_cast<unsigned int>(course::ceilDiv(n, kThreads));
+    }
+    // What places a row of this chain in the record.
+    course::Row at(const char* group) const {
+        return course::Row()
+            .str("group", group)
+            .integer("elements", n)
+            .integer("k", k);
     }
 
     // snippet: pdl-chain
@@ -201,233 +192,176 @@ struct Chain {
     }
     // end snippet
 
-    // The schedule's work on a stream: its K launches, or (graph-*) the
-    // same K launches captured here once into a graph, replayed.
-    course::Work work(const Schedule& s, cudaStream_t stream) const {
-        if (!s.graph) {
-            return [this, &s](cudaStream_t st) { enqueue(s.kind, st); };
-        }
-        auto g = std::make_shared<course::Graph>(
-            stream, [&](cudaStream_t st) { enqueue(s.kind, st); });
-        return [g](cudaStream_t st) { g->launch(st); };
+    // A fresh input, x[i] = i % 1024, and a poisoned output.
+    void reset(cudaStream_t stream) const {
+        initInput<<<blocks(), kThreads, 0, stream>>>(buf[0], n);
+        course::poison(buf[1], n, stream);
     }
 
-    // One run of `work` from a fresh input.
-    void run(const course::Work& work, cudaStream_t stream) const;
+    // `work` (the K steps) from a fresh input: how many elements are not
+    // exactly x[i] + K table[i] after it.
+    size_t wrongAfter(const course::Work& work, cudaStream_t stream) const {
+        run(work, stream);
+        return wrong().count;
+    }
+    void run(const course::Work& work, cudaStream_t stream) const {
+        reset(stream);
+        work(stream);
+    }
+    course::Mismatch wrong() const {
+        return course::compareAll(
+            course::toHost(buf[k % 2], n),
+            [&](size_t i) {
+                const size_t j = i % kTableSize;
+                return static_cast<double>(j) + k * static_cast<double>(j % 3);
+            },
+            [](double g, double w) { return g == w; });
+    }
 };
 
-// Launch assumption: one thread per element.
-__global__ void initInput(float* x, size_t n) {
-    const size_t i = course::threadIndex();
-    if (i < n) {
-        x[i] = static_cast<float>(i % kTableSize);
-    }
+// ---- The schedules, their checks, and main ----
+
+namespace {
+
+// snippet: schedules-table
+// Every schedule, one line each: a new schedule is a line here (and, for
+// a new kind of step, a case in step<>). `against`: what the comparison
+// rule decides it against, the plain launch it replaces (in a stream, or
+// in a graph); both baselines are also timed twice, the same code against
+// itself, the rule's false-call rate.
+struct Schedule {
+    const char* name;
+    Kind kind;
+    bool graph;  // captured once into a CUDA graph, then replayed
+    const char* against;
+};
+const Schedule kSchedules[] = {
+    {"plain", Kind::Plain, false, ""},
+    {"pdl", Kind::Pdl, false, "plain"},
+    {"pdl-prologue", Kind::PdlPrologue, false, "plain"},
+    {"pdl-early", Kind::PdlEarly, false, "plain"},
+    {"graph-plain", Kind::Plain, true, "plain"},
+    {"graph-pdl", Kind::Pdl, true, "graph-plain"},
+    {"graph-pdl-prologue", Kind::PdlPrologue, true, "graph-plain"},
+    {"graph-pdl-early", Kind::PdlEarly, true, "graph-plain"},
+};
+// end snippet
+
+// A schedule's work: its K launches, or the same replayed from a graph.
+course::Work workOf(const Chain& c, const Schedule& s, cudaStream_t stream) {
+    const auto k = [&c, &s](cudaStream_t st) { c.enqueue(s.kind, st); };
+    return s.graph ? course::replayed(stream, k) : course::Work(k);
 }
 
-void Chain::run(const course::Work& work, cudaStream_t stream) const {
-    initInput<<<blocks(), kThreads, 0, stream>>>(buf[0], n);
-    CUDA_CHECK(cudaGetLastError());
-    course::poison(buf[1], n, stream);
-    work(stream);
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-}
-
-// Every element after K steps, exactly.
-course::Mismatch wrongElements(const Chain& c) {
-    const std::vector<float> got = course::toHost(c.buf[c.k % 2], c.n);
-    return course::compareAll(
-        got,
-        [&](size_t i) {
-            return static_cast<double>(i % kTableSize) +
-                   static_cast<double>(c.k) * ((i % kTableSize) % 3);
-        },
-        [](double g, double w) { return g == w; });
-}
-
-// Times every selected schedule of one chain, as one set (course/sets.cuh:
-// interleaved, until the comparison rule decides kVersus), and records what
-// each costs per boundary, and saves against the plain launches, as rows of
-// their own (group "boundary").
-[[maybe_unused]] void timeChain(course::Lesson& l, const Chain& c) {
-    const std::vector<const Schedule*> chosen = l.chosen(kSchedules);
-    std::vector<course::Contender> set;
-    for (const Schedule* s : chosen) {
-        set.push_back({"schedule", s->name,
-                       course::Row()
-                           .str("group", "chain")
-                           .integer("elements", static_cast<long long>(c.n))
-                           .integer("k", c.k),
-                       0.0, c.work(*s, l.stream())});
-    }
-    const std::string label =
-        "n=" + std::to_string(c.n) + " K=" + std::to_string(c.k);
-    const course::SetResult r =
-        course::timeSet(l, label, course::TimingMode::Batch, set,
-                        {std::begin(kVersus), std::end(kVersus)}, kTwins);
-    const auto plain = std::find_if(set.begin(), set.end(), [](const auto& x) {
-        return x.name == "plain";
+// One chain: every schedule checked exactly, then timed together (batch:
+// chains back to back), and what each costs per boundary and saves against
+// plain launches, as rows of their own (group "boundary").
+void timeChain(course::Lesson& l, const Chain& c) {
+    const auto chosen = l.chosen(kSchedules, [&](const Schedule& s) {
+        return !l.args().profile || s.kind == Kind::Plain;  // ncu: plain alone
     });
-    const double plainUs =
-        plain == set.end() ? 0.0 : 1000.0 * r.times[plain - set.begin()].median;
-    for (size_t i = 0; i < set.size(); ++i) {
-        const double us = 1000.0 * r.times[i].median;
-        l.row(course::Row()
-                  .str("group", "boundary")
+    std::vector<course::Case> cases;
+    for (const Schedule* s : chosen) {
+        cases.push_back({.name = s->name,
+                         .work = workOf(c, *s, l.stream()),
+                         .against = {s->against}});
+    }
+    const course::Ran ran = course::run(
+        l,
+        {.label = course::format("n=%zu K=%d", c.n, c.k),
+         .key = "schedule",
+         .fields = c.at("chain"),
+         .modes = {course::TimingMode::Batch},
+         .twins = {"plain", "graph-plain"},
+         .check =
+             [&](const course::Case& cs, const std::string&) {
+                 return course::Checked{c.wrongAfter(cs.work, l.stream()) == 0,
+                                        c.wrong().describe("elements")};
+             }},
+        cases);
+    // Savings only where the set holds the plain launches (its first row).
+    const bool plain = !chosen.empty() && chosen[0] == &kSchedules[0];
+    for (size_t i = 0; i < (ran.sets.empty() ? 0 : chosen.size()); ++i) {
+        const double us = 1000.0 * ran.sets[0].times[i].median,
+                     plainUs = 1000.0 * ran.sets[0].times[0].median;
+        l.row(c.at("boundary")
                   .str("schedule", chosen[i]->name)
-                  .integer("elements", static_cast<long long>(c.n))
-                  .integer("k", c.k)
                   .num("per_boundary_us", us / c.k)
                   .num("saving_per_boundary_us",
-                       plainUs > 0.0 ? (plainUs - us) / c.k : 0.0));
+                       plain ? (plainUs - us) / c.k : 0.0));
     }
 }
 
 // The negative build's question: how often does reading before the wait
 // go wrong, launched in a stream and replayed in a graph?
-[[maybe_unused]] void countRaces(course::Lesson& l, const Chain& c,
-                                 int trials) {
-    for (bool graph : {false, true}) {
-        const Schedule& s =
-            course::byName(kSchedules, graph ? "graph-pdl-early" : "pdl-early");
-        const course::Work work = c.work(s, l.stream());
-        int wrongRuns = 0;
-        size_t wrongElems = 0;
+void countRaces(course::Lesson& l, const Chain& c, int trials) {
+    for (const char* name : {"pdl-early", "graph-pdl-early"}) {
+        const auto w = workOf(c, course::byName(kSchedules, name), l.stream());
+        long long wrongRuns = 0, wrongElems = 0;
         for (int t = 0; t < trials; ++t) {
-            c.run(work, l.stream());
-            const size_t bad = wrongElements(c).count;
+            const size_t bad = c.wrongAfter(w, l.stream());
             wrongRuns += bad != 0;
             wrongElems += bad;
         }
-        std::printf("%10zu %4d %-16s %8d %8d %14zu\n", c.n, c.k, s.name, trials,
-                    wrongRuns, wrongElems);
-        l.row(
-            course::Row()
-                .str("group", "read-before-wait")
-                .str("schedule", s.name)
-                .integer("elements", static_cast<long long>(c.n))
-                .integer("k", c.k)
-                .integer("trials", trials)
-                .integer("wrong_runs", wrongRuns)
-                .integer("wrong_elements", static_cast<long long>(wrongElems)));
-        l.check("read-before-wait " + std::string(s.name) +
-                    " n=" + std::to_string(c.n) + " K=" + std::to_string(c.k),
-                wrongRuns == 0,
-                std::to_string(wrongRuns) + " of " + std::to_string(trials) +
-                    " runs wrong");
+        l.row(c.at("read-before-wait")
+                  .str("schedule", name)
+                  .integer("trials", trials)
+                  .integer("wrong_runs", wrongRuns)
+                  .integer("wrong_elements", wrongElems));
+        l.check(
+            course::format("read-before-wait %s n=%zu K=%d", name, c.n, c.k),
+            wrongRuns == 0,
+            course::format("%lld of %d runs wrong", wrongRuns, trials));
     }
 }
 
-#ifdef COURSE_TIMELINE
 // One primary step and its secondary, block by block: when each started,
-// passed its wait and ended, per schedule and size.
+// passed its wait and ended; steps 2 and 3 of 4, in steady state.
 void timelines(course::Lesson& l, const Chain& c) {
     course::timeline::Recorder rec(4u * c.blocks() + 64u);
     for (const char* name : {"plain", "pdl", "pdl-early", "graph-pdl"}) {
         const course::Work work =
-            c.work(course::byName(kSchedules, name), l.stream());
-        // the K steps, in start order
-        const auto grids = rec.capture([&] { c.run(work, l.stream()); });
-        // Steps 2 and 3 of 4: a primary and its secondary in steady state.
-        const auto& primary = grids.at(1);
-        const auto& secondary = grids.at(2);
-        const auto [t0, t1] = course::timeline::window({&primary, &secondary});
-        for (const auto& [g, kernel] : {std::pair{&primary, "primary"},
-                                        std::pair{&secondary, "secondary"}}) {
-            l.row(course::timeline::summarize(*g, kernel, t0, t1)
-                      .str("schedule", name)
-                      .integer("elements", static_cast<long long>(c.n)));
-        }
-        std::printf("timeline %-10s %9zu elements: %zu steps recorded\n", name,
-                    c.n, grids.size());
+            workOf(c, course::byName(kSchedules, name), l.stream());
+        course::timeline::record(
+            l, rec, {"", "primary", "secondary", ""},
+            course::Row().str("schedule", name).integer("elements", c.n),
+            [&] { c.run(work, l.stream()); });
     }
 }
-#endif
 
 }  // namespace
 
 int main(int argc, char** argv) {
     course::Lesson l = course::begin(
         argc, argv,
-        {"day58_pdl", false, course::namesOf(kSchedules),
-         // two ping-pong buffers of floats
-         8.0,
-         "Times a chain of K short dependent kernels under eight launch "
-         "schedules, at three sizes and three chain lengths. --size N runs "
-         "one size."});
-
-    std::vector<size_t> sizes(std::begin(kSizes), std::end(kSizes));
-    std::vector<int> lengths(std::begin(kChainLengths),
-                             std::end(kChainLengths));
-    if (l.args().size) {
-        sizes = {l.args().size};
-    } else if (l.args().quick) {
-        sizes = {100003};
-    }
-    if (l.args().quick) {
-        lengths = {4};
-    }
+        {.variants = course::namesOf(kSchedules),
+         .bytesPerElement = 8.0,  // two ping-pong buffers of floats
+         .about = "Times a chain of K short dependent kernels, eight launch "
+                  "schedules at three sizes and lengths; --size N: one size."});
+    const std::vector<size_t> sizes =
+        l.args().size    ? std::vector<size_t>{l.args().size}
+        : l.args().quick ? std::vector<size_t>{100003}
+                         : kSizes;
+    const std::vector<int> lengths =
+        l.args().quick || kReadBeforeWait || course::kTimelineBuild
+            ? std::vector<int>{4}
+            : (l.args().profile ? std::vector<int>{1} : kChainLengths);
     const size_t maxN = *std::max_element(sizes.begin(), sizes.end());
-
-    std::vector<float> t(kTableSize);
-    for (int j = 0; j < kTableSize; ++j) {
-        t[j] = static_cast<float>(j % 3);
-    }
-    course::DeviceArray<float> buf0(maxN), buf1(maxN), table(t);
-    if (!l.args().quick) {
-        l.timing().batch = 10;  // ten chains a sample: 40 to 640 kernels
-    }
-    l.setting(course::Row().integer("threads", kThreads));
-
-#if defined(DAY58_READ_BEFORE_WAIT)
-    std::printf(
-        "BUILT WITH DAY58_READ_BEFORE_WAIT: pdl-early reads its input "
-        "before cudaGridDependencySynchronize()\n\n%10s %4s %-16s %8s "
-        "%8s %14s\n",
-        "elements", "K", "schedule", "trials", "wrong", "wrong elements");
-    for (size_t n : sizes) {
-        for (int k : lengths) {
-            countRaces(l, Chain{n, k, {buf0, buf1}, table},
-                       l.args().quick ? 3 : kRaceTrials);
-        }
-    }
-#elif defined(COURSE_TIMELINE)
-    for (size_t n : sizes) {
-        timelines(l, Chain{n, 4, {buf0, buf1}, table});
-    }
-#else
-    // Correctness first: every schedule, every size and K, exact.
+    const course::DeviceArray<float> buf0(maxN), buf1(maxN), table(kTableSize);
+    initTable<<<1, kTableSize, 0, l.stream()>>>(table);
+    // Ten chains a sample (40 to 640 kernels); two under --quick.
+    l.timing().batch = l.args().quick ? 2 : 10;
     for (size_t n : sizes) {
         for (int k : lengths) {
             const Chain c{n, k, {buf0, buf1}, table};
-            for (const Schedule* s : l.chosen(kSchedules)) {
-                c.run(c.work(*s, l.stream()), l.stream());
-                const course::Mismatch m = wrongElements(c);
-                l.check(std::string(s->name) + " n=" + std::to_string(n) +
-                            " K=" + std::to_string(k),
-                        m.count == 0,
-                        m.count == 0
-                            ? "all " + std::to_string(n) + " elements exact"
-                            : m.describe("elements"));
+            if (kReadBeforeWait) {
+                countRaces(l, c, l.args().quick ? 3 : kRaceTrials);
+            } else if (course::kTimelineBuild) {
+                timelines(l, c);
+            } else {
+                timeChain(l, c);
             }
         }
     }
-    // Never time a wrong kernel.
-    if (l.failures() == 0 && l.args().profile) {
-        // One plain step per size, for ncu: how many waves, how busy.
-        for (size_t n : sizes) {
-            const Chain c{n, 1, {buf0, buf1}, table};
-            course::profileRow(
-                l, "step n=" + std::to_string(n),
-                [&](cudaStream_t s) { c.enqueue(Kind::Plain, s); });
-        }
-    } else if (l.failures() == 0 && !l.args().checkOnly) {
-        for (size_t n : sizes) {
-            for (int k : lengths) {
-                timeChain(l, Chain{n, k, {buf0, buf1}, table});
-            }
-        }
-    }
-#endif
-
     return l.finish();
 }

@@ -36,6 +36,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -101,6 +102,84 @@ static_assert((kThreadsPerBlock & (kThreadsPerBlock - 1)) == 0,
               "power of two");
 static_assert(kBwFloats % (4 * kThreadsPerBlock) == 0,
               "each thread reads whole float4s of the bandwidth buffer");
+
+// The negative build: the trailing cluster.sync() calls left out.
+#ifdef DAY77_DROP_TRAILING_CLUSTER_SYNC
+constexpr bool kDropTrailingSync = true;
+#else
+constexpr bool kDropTrailingSync = false;
+#endif
+
+// ---- Launching: what every group shares ----
+
+// A launch of `kernel` over `blocks` blocks in clusters of `cluster` (0:
+// without clusters), with `smem` bytes of dynamic shared memory a block.
+template <typename... KernelArgs, typename... Args>
+void inClusters(void (*kernel)(KernelArgs...), int blocks, int cluster,
+                cudaStream_t s, size_t smem, Args&&... args) {
+    course::launch(
+        kernel, blocks, kThreadsPerBlock, s,
+        course::LaunchAttrs{static_cast<unsigned int>(cluster), false, smem},
+        std::forward<Args>(args)...);
+}
+
+// The cluster sizes this lesson tries that `kernel` launches with here,
+// from `smallest` up to `limit`: the powers of two up to the portable 8,
+// and 16 where the GPU allows it.
+template <typename... KernelArgs>
+std::vector<int> clusterSizes(void (*kernel)(KernelArgs...), int limit,
+                              size_t smem = 0, int smallest = 1) {
+    return course::clusterSizes(
+        kernel, kThreadsPerBlock,
+        {1, 2, 4, kMaxPortableCluster, kMaxNonPortableCluster}, smallest, limit,
+        smem);
+}
+
+// A row of a group: its name, the cluster size it launches with (0: no
+// clusters), its global atomics per launch (-1: not counted), the bytes a
+// launch moves, its work, what else names it, what the rule decides it
+// against.
+course::Case row(std::string name, int cluster, long long atomics, double bytes,
+                 course::Work work, course::Row fields = {},
+                 std::vector<std::string> against = {}) {
+    return {.name = std::move(name),
+            .work = std::move(work),
+            .bytes = bytes,
+            .fields = course::Row()
+                          .integer("global_atomics", atomics)
+                          .integer("cluster", cluster)
+                          .merge(fields),
+            .against = std::move(against)};
+}
+
+// What the reductions share: the size, the all-ones input, the one sum and
+// the partials (one per block of the largest padded cluster grid: the
+// cluster-launch rows store one per block, padding too). Its check: the
+// ones add up to n exactly, in the sum (`stored` 0) or the stored partials.
+struct Ones {
+    Ones(size_t count, cudaStream_t stream)
+        : n(count),
+          firstBlocks(static_cast<int>(course::ceilDiv(n, kElemsPerBlock))),
+          in(n),
+          sum(1),
+          partials(course::roundUp(firstBlocks, kMaxNonPortableCluster)) {
+        course::fill(in, n, 1.0f, stream);
+    }
+    course::Checked total(const course::Case& c, int stored,
+                          cudaStream_t s) const {
+        CUDA_CHECK(cudaMemsetAsync(sum, 0, sizeof(float), s));
+        course::poison(partials, static_cast<size_t>(stored), s);
+        c.work(s);
+        double got = stored == 0 ? course::toHost(sum, 1)[0] : 0.0;
+        for (float v : course::toHost(partials, static_cast<size_t>(stored))) {
+            got += v;
+        }
+        return course::closeTo(got, static_cast<double>(n), 0.0);
+    }
+    size_t n;
+    int firstBlocks;  // one per kElemsPerBlock elements
+    course::DeviceArray<float> in, sum, partials;
+};
 
 // How a kernel hands its result to global memory.
 enum class Tail {
@@ -196,6 +275,61 @@ __global__ void atomicsOnly(size_t n, float* __restrict__ sum) {
     }
 }
 
+// The first schedule and its costs taken apart, one kernel of the same
+// shape a row, over the first schedule's blocks (padded to whole clusters):
+// what the timed group and the timeline build both launch. `stored`
+// receives each row's partials (0: it adds into the sum).
+std::vector<course::Case> firstRows(const Ones& o, std::vector<int>& stored) {
+    // clustered: a row per cluster size, NAME-C; toSum: an atomic tail into
+    // the sum, else partials; perCluster: one result a cluster, else a
+    // block; against: the row the rule compares it with, at this row's
+    // cluster size where sameSize.
+    const struct {
+        const char* name;
+        void (*kernel)(const float*, size_t, float*);
+        bool clustered, toSum, perCluster;
+        const char *part, *against;
+        bool sameSize;
+    } shapes[] = {{"atomic", reduceBlock<Tail::Atomic>, false, true, false,
+                   "first", "atomics-only", false},
+                  {"dsm", reduceClusterDsm<Tail::Atomic>, true, true, true,
+                   "first", "atomic", false},
+                  {"store", reduceBlock<Tail::Store>, false, false, false,
+                   "costs", "", false},
+                  {"cluster-launch", reduceBlock<Tail::Store>, true, false,
+                   false, "costs", "store", false},
+                  {"cluster-store", reduceClusterDsm<Tail::Store>, true, false,
+                   true, "costs", "cluster-launch", true}};
+    std::vector<course::Case> rows;
+    const std::vector<int> sizes =
+        clusterSizes(reduceClusterDsm<Tail::Atomic>, kMaxPortableCluster);
+    for (const auto& sh : shapes) {
+        for (int c : sh.clustered ? sizes : std::vector<int>{0}) {
+            const int grid = static_cast<int>(
+                course::roundUp(o.firstBlocks, std::max(c, 1)));
+            const int blocks = sh.perCluster ? grid / c : grid;
+            const std::string size = c ? "-" + std::to_string(c) : "";
+            float* out = sh.toSum ? o.sum.get() : o.partials.get();
+            rows.push_back(row(
+                sh.name + size, c, sh.toSum ? blocks : 0, 4.0 * o.n,
+                [&o, k = sh.kernel, grid, c, out](cudaStream_t s) {
+                    inClusters(k, grid, c, s, 0, o.in.get(), o.n, out);
+                },
+                course::Row().str("part", sh.part),
+                {*sh.against ? sh.against + (sh.sameSize ? size : "") : ""}));
+            stored.push_back(sh.toSum ? 0 : blocks);
+        }
+    }
+    rows.push_back(row(
+        "atomics-only", 0, o.firstBlocks, 0.0,
+        [&o](cudaStream_t s) {
+            atomicsOnly<<<o.firstBlocks, 32, 0, s>>>(o.n, o.sum);
+        },
+        course::Row().str("part", "costs")));
+    stored.push_back(0);
+    return rows;
+}
+
 // The persistent schedule: a grid sized to the machine, each block
 // striding over the whole input with 16-byte loads, so a few thousand
 // blocks do the work of 32,767 and the tail runs a few thousand times
@@ -243,6 +377,28 @@ __global__ void persistentReduce(const float* __restrict__ in, size_t n,
 #endif
         // end snippet
     }
+}
+
+// The persistent rows: one grid for all, so they differ only in their tails.
+std::vector<course::Case> persistentRows(const Ones& o) {
+    const auto clusters =
+        clusterSizes(persistentReduce<true>, kMaxNonPortableCluster);
+    const int grid =
+        course::oneWaveGrid(persistentReduce<true>, kThreadsPerBlock, clusters);
+    std::vector<course::Case> rows;
+    std::vector<int> all = {0};  // no clusters, then each size
+    all.insert(all.end(), clusters.begin(), clusters.end());
+    for (int c : all) {
+        rows.push_back(row(
+            c ? "persistent-dsm-" + std::to_string(c) : "persistent-atomic", c,
+            c ? grid / c : grid, 4.0 * o.n,
+            [&o, grid, c](cudaStream_t s) {
+                inClusters(c ? persistentReduce<true> : persistentReduce<false>,
+                           grid, c, s, 0, o.in.get(), o.n, o.sum.get());
+            },
+            {}, {c ? "persistent-atomic" : ""}));
+    }
+    return rows;
 }
 
 // snippet: histogram-kernels
@@ -345,6 +501,107 @@ __global__ void histogramGlobal(const unsigned int* __restrict__ keys, size_t n,
 }
 // end snippet
 
+// Histogram key i, below `bins`: uniform, or (skewed) kHotFraction of the
+// keys in kHotBins evenly spaced bins.
+unsigned int key(size_t i, unsigned int bins, bool skewed) {
+    const unsigned int uniform =
+        static_cast<unsigned int>(course::hashUnit(i, 777u) * bins) % bins;
+    const unsigned int hot =
+        static_cast<unsigned int>(course::hashUnit(i, 999u) * kHotBins) %
+        kHotBins * (bins / kHotBins);
+    return skewed && course::hashUnit(i, 555u) < kHotFraction ? hot : uniform;
+}
+
+// One histogram case: its keys (uniform or skewed) and their true counts,
+// the counters, and every way this lesson knows to count them, with CUB's.
+// Every row computes the whole histogram from zero, as a user would: the
+// reset is part of the work (CUB does its own). Each row is compared with
+// CUB, a cluster row also with the rows it builds on.
+struct Histogram {
+    Histogram(size_t count, unsigned int binCount, bool skew, size_t optin)
+        : n(count), bins(binCount), skewed(skew), want(bins, 0.0) {
+        std::vector<unsigned int> host(n);
+        for (size_t i = 0; i < n; ++i) {
+            want[host[i] = key(i, bins, skewed)] += 1.0;
+        }
+        keys = std::make_unique<course::DeviceArray<unsigned int>>(host);
+        const size_t priv = bins * sizeof(unsigned int);
+        add("global", 0, n, histogramGlobal, {}, 0, {});
+        if (priv <= optin) {
+            add("private", 0, bins, histogramPrivate<false>, {}, priv, {});
+            const auto sizes = clusterSizes(histogramPrivate<true>,
+                                            kMaxNonPortableCluster, priv);
+            for (int c : sizes) {  // one grid for every size
+                add("private-dsm-" + std::to_string(c), c, bins,
+                    histogramPrivate<true>, sizes, priv, {"private"});
+            }
+        }
+        for (int c : clusterSizes(histogramDistributed, kMaxNonPortableCluster,
+                                  priv / 2, 2)) {
+            if (priv / c <= optin) {
+                add("distributed-" + std::to_string(c), c, bins,
+                    histogramDistributed, {c}, priv / c, {"global", "private"});
+            }
+        }
+        addCub();
+    }
+    // A row of `kernel` in clusters of c (0: none), a one-wave grid that
+    // fits every size in `clusters`, `perBlock` global atomics a block (a
+    // cluster, in clusters) or, for "global", n in all.
+    template <typename Kernel>
+    void add(std::string name, int c, long long perBlock, Kernel kernel,
+             std::vector<int> clusters, size_t smem,
+             std::vector<std::string> against) {
+        const int grid =
+            course::oneWaveGrid(kernel, kThreadsPerBlock, clusters, smem);
+        const long long atomics =
+            name == "global" ? perBlock : perBlock * grid / std::max(c, 1);
+        against.push_back("cub");
+        rows.push_back(row(
+            std::move(name), c, atomics, 4.0 * n,
+            [this, kernel, c, grid, smem](cudaStream_t s) {
+                CUDA_CHECK(cudaMemsetAsync(out, 0, bins * sizeof(unsigned), s));
+                inClusters(kernel, grid, c, s, smem, keys->get(), n, bins,
+                           out.get());
+            },
+            fields(), against));
+    }
+    // snippet: cub-histogram
+    // What a user would call instead: CUB's even-width histogram, bins
+    // [k, k + 1) for k = 0 .. bins - 1. It zeroes the counters itself.
+    void addCub() {
+        CUDA_CHECK(cub::DeviceHistogram::HistogramEven(
+            nullptr, cubBytes, keys->get(), out.get(),
+            static_cast<int>(bins) + 1, 0u, bins, static_cast<int64_t>(n)));
+        cubTemp = std::make_unique<course::DeviceArray<char>>(cubBytes);
+        rows.push_back(row(
+            "cub", 0, -1, 4.0 * n,
+            [this](cudaStream_t s) {
+                size_t bytes = cubBytes;
+                CUDA_CHECK(cub::DeviceHistogram::HistogramEven(
+                    cubTemp->get(), bytes, keys->get(), out.get(),
+                    static_cast<int>(bins) + 1, 0u, bins,
+                    static_cast<int64_t>(n), s));
+            },
+            fields()));
+    }
+    // end snippet
+    course::Row fields() const {
+        return course::Row()
+            .integer("bins", bins)
+            .str("keys", skewed ? "skewed" : "uniform");
+    }
+    size_t n;
+    unsigned int bins;
+    bool skewed;
+    std::vector<double> want;
+    std::unique_ptr<course::DeviceArray<unsigned int>> keys;
+    course::DeviceArray<unsigned int> out{bins};
+    size_t cubBytes = 0;
+    std::unique_ptr<course::DeviceArray<char>> cubTemp;
+    std::vector<course::Case> rows;
+};
+
 // snippet: stencil-dsm
 // 3-point stencil, out[i] = 0.25 in[i-1] + 0.5 in[i] + 0.25 in[i+1], with
 // 0 outside [0, n). Each block owns kThreadsPerBlock outputs; its two halo
@@ -403,6 +660,38 @@ __global__ void stencil3(const float* __restrict__ in, size_t n,
 #endif
 }
 // end snippet
+
+// The stencil's rows, over a random input the host keeps a copy of: the
+// halo from global memory, or from the neighbours through DSMEM.
+struct Stencil {
+    Stencil(size_t count, cudaStream_t stream) : n(count), in(n), out(n) {
+        course::fillRandom(in, n, stream);
+        host = course::toHost(in, n);
+        for (bool dsm : {false, true}) {
+            const int c = dsm ? kStencilCluster : 0;
+            rows.push_back(
+                row(dsm ? "stencil-dsm" : "stencil-global", c, 0,
+                    8.0 * n,  // read in, write out
+                    [this, dsm, c](cudaStream_t s) {
+                        inClusters(dsm ? stencil3<true> : stencil3<false>,
+                                   blocks(), c, s, 0, in.get(), n, out.get());
+                    },
+                    {}, {dsm ? "stencil-global" : ""}));
+        }
+    }
+    int blocks() const {
+        return static_cast<int>(course::roundUp(
+            course::ceilDiv(n, kThreadsPerBlock), kStencilCluster));
+    }
+    double want(size_t i) const {
+        return 0.25 * (i > 0 ? host[i - 1] : 0.0) + 0.5 * host[i] +
+               0.25 * (i + 1 < n ? host[i + 1] : 0.0);
+    }
+    size_t n;
+    course::DeviceArray<float> in, out;
+    std::vector<float> host;
+    std::vector<course::Case> rows;
+};
 
 // Where the latency chase's links live.
 enum class Chase {
@@ -511,391 +800,131 @@ __global__ void sharedBandwidth(float* __restrict__ sums, int reps) {
     cluster.sync();  // the partner may still be reading this buffer
 }
 
+// One chase: `trials` runs after a warm-up (module load, L2 fill: checked,
+// not kept), each a load's cycles, or empty if a chase ended at the wrong
+// link.
+template <typename Chaser>
+std::vector<double> chase(Chaser kernel, int trials, cudaStream_t s) {
+    std::vector<unsigned int> h(kChaseLinks);
+    for (int k = 0; k < kChaseLinks; ++k) {
+        h[k] = (k + kChaseStride) % kChaseLinks;
+    }
+    const course::DeviceArray<unsigned int> links(h);
+    const course::DeviceArray<unsigned long long> out(2);
+    std::vector<double> cycles;
+    for (int t = 0; t <= trials; ++t) {
+        course::launch(kernel, 2, 32, s, {2, false, 0}, links.get(), out.get());
+        const std::vector<unsigned long long> got = course::toHost(out, 2);
+        if (got[1] != 1ull * kChaseSteps * kChaseStride % kChaseLinks) {
+            return {};
+        }
+        cycles.insert(cycles.end(), t > 0 ? 1 : 0, 1.0 * got[0] / kChaseSteps);
+    }
+    return cycles;
+}
+
+// The bandwidth rows: two blocks per SM, in clusters of 2, reading their
+// own buffer or the partner's `reps` times; each block's sum is `want`.
+struct Bandwidth {
+    Bandwidth(int sms, int r) : blocks(2 * sms), reps(r), sums(blocks) {
+        for (int k = 0; k < kBwFloats / 4; ++k) {
+            want += 4.0 * (k % 4) * reps;
+        }
+        for (bool remote : {false, true}) {
+            rows.push_back(row(
+                remote ? "dsm-bandwidth-remote" : "dsm-bandwidth-local", 2, 0,
+                4.0 * blocks * reps * kBwFloats,
+                [this, remote](cudaStream_t s) {
+                    inClusters(
+                        remote ? sharedBandwidth<true> : sharedBandwidth<false>,
+                        blocks, 2, s, 0, sums.get(), reps);
+                },
+                {}, {remote ? "dsm-bandwidth-local" : ""}));
+        }
+    }
+    int blocks, reps;
+    course::DeviceArray<float> sums;
+    double want = 0.0;
+    std::vector<course::Case> rows;
+};
+
+// ---- The groups, their checks, and main ----
+
 namespace {
 
-// Everything the groups share: the lesson, the size, the all-ones input.
-struct Run {
-    Run(course::Lesson& lesson, size_t count)
-        : l(lesson),
-          n(count),
-          firstBlocks(static_cast<int>(course::ceilDiv(n, kElemsPerBlock))),
-          in(n),
-          sum(1),
-          // one per block of the largest padded cluster grid (the
-          // cluster-launch rows store one per block, padding included)
-          partials(course::roundUp(firstBlocks, kMaxNonPortableCluster)) {
-        course::fill(in, n, 1.0f, l.stream());
-    }
-    course::Lesson& l;
-    size_t n;
-    int firstBlocks;  // one per kElemsPerBlock elements
-    course::DeviceArray<float> in, sum, partials;  // in: n ones
-};
-
-// Histogram key i, below `bins`: uniform, or (skewed) kHotFraction of the
-// keys in kHotBins evenly spaced bins.
-unsigned int key(size_t i, unsigned int bins, bool skewed) {
-    const unsigned int uniform =
-        static_cast<unsigned int>(course::hashUnit(i, 777u) * bins) % bins;
-    const unsigned int hot =
-        static_cast<unsigned int>(course::hashUnit(i, 999u) * kHotBins) %
-        kHotBins * (bins / kHotBins);
-    return skewed && course::hashUnit(i, 555u) < kHotFraction ? hot : uniform;
+// Checks every row of a group, then times them as one set in batch and in
+// cold mode, `twin` twice (the rule's measured false-call rate).
+void timeGroup(course::Lesson& l, const char* group, const std::string& label,
+               size_t n, const std::vector<course::Case>& rows,
+               std::function<course::Checked(const course::Case&)> check,
+               const std::string& twin) {
+    course::run(
+        l,
+        {.label = label,
+         .key = "mode",
+         .fields = course::Row()
+                       .str("group", group)
+                       .str("memory",
+                            std::string(group) == "latency" ? "shared" : "dram")
+                       .integer("elements", n),
+         .modes = {course::TimingMode::Batch, course::TimingMode::Cold},
+         .twins = {twin},
+         .check = [&](const course::Case& c,
+                      const std::string&) { return check(c); }},
+        rows);
 }
 
-// One row of a group, as data: its name, the cluster size it launches
-// with (0: no clusters), its global atomics per launch (-1: not counted),
-// the bytes it moves per launch (for GB/s), what it enqueues, what else
-// its JSON row says, (the reductions) how many partials it stores (0: it
-// adds into one sum), and the rows the rule compares it against.
-struct Mode {
-    std::string name;
-    int cluster;
-    long long atomics;
-    double bytes;
-    course::Work enqueue;
-    course::Row fields = course::Row();
-    int stored = 0;
-    std::vector<std::string> against = {};
-};
-
-// A launch of `kernel` over `blocks` blocks in clusters of `cluster` (0:
-// without clusters), with `smem` bytes of dynamic shared memory a block.
-template <typename... KernelArgs, typename... Args>
-void inClusters(void (*kernel)(KernelArgs...), int blocks, int cluster,
-                cudaStream_t s, size_t smem, Args&&... args) {
-    course::launch(
-        kernel, blocks, kThreadsPerBlock, s,
-        course::LaunchAttrs{static_cast<unsigned int>(cluster), false, smem},
-        std::forward<Args>(args)...);
-}
-
-// The reductions' check: the ones must add up to n exactly, in *sum (an
-// atomic tail) or in the `stored` partials (an unwritten one is NaN).
-bool checkTotal(Run& r, const Mode& m) {
-    if (m.stored == 0) {
-        CUDA_CHECK(cudaMemsetAsync(r.sum, 0, sizeof(float), r.l.stream()));
-    } else {
-        course::poison(r.partials, static_cast<size_t>(m.stored), r.l.stream());
-    }
-    m.enqueue(r.l.stream());
-    double got = 0.0;
-    for (float v : course::toHost(r.partials, static_cast<size_t>(m.stored))) {
-        got += v;
-    }
-    got = m.stored == 0 ? course::toHost(r.sum, 1)[0] : got;
-    return r.l.check(m.name, got == static_cast<double>(r.n),
-                     course::format("%d partials (0: the sum) give %.9g, "
-                                    "want %zu",
-                                    m.stored, got, r.n));
-}
-
-// The other groups' check: `m` run once over a poisoned `out` of `count`
-// values, each within `tol` of want(i).
-template <typename T, typename Want>
-bool checkValues(Run& r, const std::string& name, const Mode& m, T* out,
-                 size_t count, Want want, double tol = 0.0) {
-    course::poison(out, count, r.l.stream());
-    m.enqueue(r.l.stream());
-    const course::Mismatch bad = course::compareAll(
-        course::toHost(out, count), want,
-        [tol](double g, double w) { return std::fabs(g - w) <= tol; });
-    return r.l.check(
-        name, bad.count == 0,
-        bad.count == 0 ? "every value as expected" : bad.describe("values"));
-}
-
-// Checks every mode, then (only if all passed) times them as one set in
-// batch and in cold mode (course/sets.cuh: interleaved, until the rule
-// decides each mode against each of its `against`; `twin` timed twice, the
-// rule's measured false-call rate), a JSON row per mode and timing.
-void checkAndTime(Run& r, const char* group, const std::string& label,
-                  const std::vector<Mode>& modes,
-                  const std::function<bool(const Mode&)>& check,
-                  const std::string& twin) {
-    bool ok = true;
-    for (const Mode& m : modes) {
-        ok &= check(m);
-    }
-    if (!ok || r.l.args().checkOnly) {
-        return;  // never time a wrong kernel
-    }
-    if (r.l.args().profile) {
-        for (const Mode& m : modes) {
-            course::profileRow(r.l, std::string(group) + " " + m.name,
-                               m.enqueue);
-        }
-        return;
-    }
-    // Where the bytes come from: the latency group reads shared memory.
-    const char* memory = std::string(group) == "latency" ? "shared" : "dram";
-    std::vector<course::Contender> set;
-    std::vector<course::Versus> versus;
-    for (const Mode& m : modes) {
-        for (const std::string& other : m.against) {
-            versus.push_back({m.name, other});
-        }
-        set.push_back({"mode", m.name,
-                       course::Row()
-                           .str("group", group)
-                           .str("memory", memory)
-                           .integer("elements", static_cast<long long>(r.n))
-                           .integer("global_atomics", m.atomics)
-                           .integer("cluster", m.cluster)
-                           .merge(m.fields),
-                       m.bytes, m.enqueue});
-    }
-    for (course::TimingMode mode :
-         {course::TimingMode::Batch, course::TimingMode::Cold}) {
-        course::timeSet(r.l, label, mode, set, versus, {twin});
-    }
-}
-
-// The cluster sizes this lesson tries that `kernel` launches with here,
-// from `smallest` up to `limit`: the powers of two up to the portable 8,
-// and 16 where the GPU allows it.
-template <typename... KernelArgs>
-std::vector<int> clusterSizes(void (*kernel)(KernelArgs...), int limit,
-                              size_t smem = 0, int smallest = 1) {
-    return course::clusterSizes(
-        kernel, kThreadsPerBlock,
-        {1, 2, 4, kMaxPortableCluster, kMaxNonPortableCluster}, smallest, limit,
-        smem);
-}
-
-// The first schedule and its costs taken apart, one kernel of the same
-// shape a row, over the first schedule's blocks (padded to whole clusters):
-// what the timed group and the timeline build both launch.
-std::vector<Mode> firstModes(Run& r) {
-    using Kernel = void (*)(const float*, size_t, float*);
-    // toSum: an atomic tail into *sum, else partials; either one a
-    // cluster (perCluster) or one a block; against: the row the rule compares
-    // it with ("": none), at this row's cluster size where sameSize.
-    const struct {
-        const char* name;
-        Kernel kernel;
-        bool clustered;  // one row per cluster size, NAME-C
-        bool toSum, perCluster;
-        const char *part, *against;
-        bool sameSize;
-    } shapes[] = {{"atomic", reduceBlock<Tail::Atomic>, false, true, false,
-                   "first", "atomics-only", false},
-                  {"dsm", reduceClusterDsm<Tail::Atomic>, true, true, true,
-                   "first", "atomic", false},
-                  {"store", reduceBlock<Tail::Store>, false, false, false,
-                   "costs", "", false},
-                  {"cluster-launch", reduceBlock<Tail::Store>, true, false,
-                   false, "costs", "store", false},
-                  {"cluster-store", reduceClusterDsm<Tail::Store>, true, false,
-                   true, "costs", "cluster-launch", true}};
-    const double bytes = static_cast<double>(r.n) * sizeof(float);
-    const size_t n = r.n;
-    const float* in = r.in;
-    std::vector<Mode> modes;
-    for (const auto& shape : shapes) {
-        for (int c : shape.clustered
-                         ? clusterSizes(reduceClusterDsm<Tail::Atomic>,
-                                        kMaxPortableCluster)
-                         : std::vector<int>{0}) {
-            const int grid = static_cast<int>(
-                course::roundUp(r.firstBlocks, std::max(c, 1)));
-            const int blocks = shape.perCluster ? grid / c : grid;
-            float* out = shape.toSum ? r.sum.get() : r.partials.get();
-            const Kernel k = shape.kernel;
-            const std::string size = c ? "-" + std::to_string(c) : "";
-            const std::string against =
-                *shape.against ? shape.against + (shape.sameSize ? size : "")
-                               : "";
-            modes.push_back({shape.name + size, c, shape.toSum ? blocks : 0,
-                             bytes,
-                             [=](cudaStream_t s) {
-                                 inClusters(k, grid, c, s, 0, in, n, out);
-                             },
-                             course::Row().str("part", shape.part),
-                             shape.toSum ? 0 : blocks});
-            if (!against.empty()) {
-                modes.back().against = {against};
-            }
-        }
-    }
-    const int blocks = r.firstBlocks;
-    float* sum = r.sum;
-    const auto alone = [=](cudaStream_t s) {
-        atomicsOnly<<<blocks, 32, 0, s>>>(n, sum);
-    };
-    modes.push_back({"atomics-only", 0, blocks, 0.0, alone,
-                     course::Row().str("part", "costs")});
-    return modes;
-}
-
-void firstAndCosts(Run& r) {
-    checkAndTime(
-        r, "first-and-costs", "first-and-costs", firstModes(r),
-        [&r](const Mode& m) { return checkTotal(r, m); }, "atomic");
-}
-
-void persistent(Run& r) {
-    const std::vector<int> clusters =
-        clusterSizes(persistentReduce<true>, kMaxNonPortableCluster);
-    // One grid for every row, so the rows differ only in their tails.
-    const int grid =
-        course::oneWaveGrid(persistentReduce<true>, kThreadsPerBlock, clusters);
-    const double bytes = static_cast<double>(r.n) * sizeof(float);
-    const float* in = r.in;
-    float* sum = r.sum;
-    const size_t n = r.n;
-    std::vector<Mode> modes = {
-        {"persistent-atomic", 0, grid, bytes, [=](cudaStream_t s) {
-             inClusters(persistentReduce<false>, grid, 0, s, 0, in, n, sum);
-         }}};
-    for (int c : clusters) {
-        modes.push_back({"persistent-dsm-" + std::to_string(c), c, grid / c,
-                         bytes, [=](cudaStream_t s) {
-                             inClusters(persistentReduce<true>, grid, c, s, 0,
-                                        in, n, sum);
-                         }});
-        modes.back().against = {"persistent-atomic"};
-    }
-    checkAndTime(
-        r, "persistent", "persistent", modes,
-        [&r](const Mode& m) { return checkTotal(r, m); }, "persistent-atomic");
-}
-
-// The histogram at one bin count and key distribution: every way this
-// lesson knows, and CUB's, checked bin by bin and timed.
-void histogramCase(Run& r, unsigned int bins, bool skewed) {
-    const size_t n = r.n;
-    const char* dist = skewed ? "skewed" : "uniform";
-    std::vector<unsigned int> hostKeys(n);
-    std::vector<double> want(bins, 0.0);
-    for (size_t i = 0; i < n; ++i) {
-        hostKeys[i] = key(i, bins, skewed);
-        want[hostKeys[i]] += 1.0;
-    }
-    course::DeviceArray<unsigned int> keyArray(hostKeys), outArray(bins);
-    const unsigned int* keys = keyArray;  // the lambdas below copy pointers
-    unsigned int* out = outArray;
-    const size_t optin = r.l.gpu().sharedMemPerBlockOptin;
-    const size_t privateBytes = bins * sizeof(unsigned int);
-    std::vector<Mode> modes;
-    // Every row computes the whole histogram from zero, as a user would:
-    // the reset is part of the work (CUB does its own). Each row is
-    // compared with CUB, a cluster row also with the rows it builds on.
-    auto add = [&](const std::string& name, int c, long long atomics,
-                   auto kernel, int grid, size_t smem,
-                   std::vector<std::string> against) {
-        against.push_back("cub");
-        modes.push_back(
-            {name, c, atomics, static_cast<double>(n) * sizeof(unsigned int),
-             [=](cudaStream_t s) {
-                 CUDA_CHECK(
-                     cudaMemsetAsync(out, 0, bins * sizeof(unsigned int), s));
-                 inClusters(kernel, grid, c, s, smem, keys, n, bins, out);
-             },
-             course::Row().integer("bins", bins).str("keys", dist), 0,
-             against});
-    };
-    add("global", 0, static_cast<long long>(n), histogramGlobal,
-        course::oneWaveGrid(histogramGlobal, kThreadsPerBlock, {}), 0, {});
-    if (privateBytes <= optin) {
-        const int grid = course::oneWaveGrid(
-            histogramPrivate<false>, kThreadsPerBlock, {}, privateBytes);
-        add("private", 0, static_cast<long long>(grid) * bins,
-            histogramPrivate<false>, grid, privateBytes, {});
-        const std::vector<int> clusters = clusterSizes(
-            histogramPrivate<true>, kMaxNonPortableCluster, privateBytes);
-        const int cgrid = course::oneWaveGrid(
-            histogramPrivate<true>, kThreadsPerBlock, clusters, privateBytes);
-        for (int c : clusters) {
-            add("private-dsm-" + std::to_string(c), c,
-                static_cast<long long>(cgrid / c) * bins,
-                histogramPrivate<true>, cgrid, privateBytes, {"private"});
-        }
-    }
-    for (int c : clusterSizes(histogramDistributed, kMaxNonPortableCluster,
-                              privateBytes / 2, 2)) {
-        const size_t slice = privateBytes / c;
-        if (slice <= optin) {
-            const int grid = course::oneWaveGrid(histogramDistributed,
-                                                 kThreadsPerBlock, {c}, slice);
-            add("distributed-" + std::to_string(c), c,
-                static_cast<long long>(grid / c) * bins, histogramDistributed,
-                grid, slice, {"global", "private"});
-        }
-    }
-    // snippet: cub-histogram
-    // What a user would call instead: CUB's even-width histogram, bins
-    // [k, k + 1) for k = 0 .. bins - 1. It zeroes the counters itself.
-    size_t cubBytes = 0;
-    CUDA_CHECK(cub::DeviceHistogram::HistogramEven(
-        nullptr, cubBytes, keys, out, static_cast<int>(bins) + 1, 0u, bins,
-        static_cast<int64_t>(n)));
-    course::DeviceArray<char> cubArray(cubBytes);
-    void* cubTemp = cubArray;
-    const auto cub = [=](cudaStream_t s) {
-        size_t bytes = cubBytes;
-        CUDA_CHECK(cub::DeviceHistogram::HistogramEven(
-            cubTemp, bytes, keys, out, static_cast<int>(bins) + 1, 0u, bins,
-            static_cast<int64_t>(n), s));
-    };
-    modes.push_back({"cub", 0, -1,
-                     static_cast<double>(n) * sizeof(unsigned int), cub,
-                     course::Row().integer("bins", bins).str("keys", dist)});
-    // end snippet
-    const std::string label = "histogram " + std::to_string(bins) + " " + dist;
-    checkAndTime(
-        r, "histogram", label, modes,
-        [&](const Mode& m) {
-            return checkValues(r, label + " " + m.name, m, out, bins,
-                               [&](size_t k) { return want[k]; });
+void firstAndCosts(course::Lesson& l, const Ones& o) {
+    std::vector<int> stored;
+    const std::vector<course::Case> rows = firstRows(o, stored);
+    timeGroup(
+        l, "first-and-costs", "first-and-costs", o.n, rows,
+        [&](const course::Case& c) {
+            return o.total(c, stored[&c - rows.data()], l.stream());
         },
-        "cub");
+        "atomic");
 }
 
-void histograms(Run& r) {
-    const size_t optin = r.l.gpu().sharedMemPerBlockOptin;
+void persistent(course::Lesson& l, const Ones& o) {
+    timeGroup(
+        l, "persistent", "persistent", o.n, persistentRows(o),
+        [&](const course::Case& c) { return o.total(c, 0, l.stream()); },
+        "persistent-atomic");
+}
+
+void histograms(course::Lesson& l, const Ones& o) {
+    const size_t optin = l.gpu().sharedMemPerBlockOptin;
     course::allowSharedMemory(histogramPrivate<false>, optin);
     course::allowSharedMemory(histogramPrivate<true>, optin);
     course::allowSharedMemory(histogramDistributed, optin);
     for (unsigned int bins : kBinCounts) {
         for (bool skewed : {false, true}) {
-            histogramCase(r, bins, skewed);
+            const Histogram h(o.n, bins, skewed, optin);
+            timeGroup(
+                l, "histogram",
+                course::format("histogram %u %s", bins,
+                               skewed ? "skewed" : "uniform"),
+                o.n, h.rows,
+                [&](const course::Case& c) {
+                    return course::checkOutput(
+                        l.stream(), c.work, h.out.get(), bins,
+                        [&](size_t k) { return h.want[k]; });
+                },
+                "cub");
         }
     }
 }
 
-void stencil(Run& r) {
-    const size_t n = r.n;
-    course::DeviceArray<float> inArray(n), outArray(n);
-    const float* in = inArray;  // the lambdas below copy the pointers
-    float* out = outArray;
-    course::fillRandom(inArray, n, r.l.stream());
-    const std::vector<float> h = course::toHost(inArray, n);
-    const int blocks = static_cast<int>(
-        course::roundUp(course::ceilDiv(n, kThreadsPerBlock), kStencilCluster));
-    const double bytes = 2.0 * n * sizeof(float);  // read in, write out
-    std::vector<Mode> modes = {
-        {"stencil-global", 0, 0, bytes,
-         [=](cudaStream_t s) {
-             inClusters(stencil3<false>, blocks, 0, s, 0, in, n, out);
-         }},
-        {"stencil-dsm", kStencilCluster, 0, bytes, [=](cudaStream_t s) {
-             inClusters(stencil3<true>, blocks, kStencilCluster, s, 0, in, n,
-                        out);
-         }}};
-    modes[1].against = {"stencil-global"};
-    // Within 1e-6 of float64: three products of values in [0, 1), each
-    // term's rounding under 2^-24 (about 6e-8), with a wide margin.
-    checkAndTime(
-        r, "stencil", "stencil", modes,
-        [&](const Mode& m) {
-            return checkValues(
-                r, m.name, m, out, n,
-                [&](size_t i) {
-                    return 0.25 * (i > 0 ? h[i - 1] : 0.0) + 0.5 * h[i] +
-                           0.25 * (i + 1 < n ? h[i + 1] : 0.0);
-                },
-                1e-6);
+// Within 1e-6 of float64: three products of values in [0, 1), each term's
+// rounding under 2^-24 (about 6e-8), with a wide margin.
+void stencil(course::Lesson& l, const Ones& o) {
+    const Stencil st(o.n, l.stream());
+    timeGroup(
+        l, "stencil", "stencil", o.n, st.rows,
+        [&](const course::Case& c) {
+            return course::checkOutput(
+                l.stream(), c.work, st.out.get(), o.n,
+                [&](size_t i) { return st.want(i); }, 1e-6);
         },
         "stencil-global");
 }
@@ -903,16 +932,7 @@ void stencil(Run& r) {
 // How far away DSMEM is: one thread's dependent loads (cycles a load by
 // clock64, checked by where the chase ends), then read bandwidth, local
 // against remote (timed, checked by every block's sum).
-void latency(Run& r) {
-    course::DeviceArray<unsigned long long> out(2);
-    std::vector<unsigned int> h(kChaseLinks);
-    for (int k = 0; k < kChaseLinks; ++k) {
-        h[k] = (k + kChaseStride) % kChaseLinks;
-    }
-    const course::DeviceArray<unsigned int> links(h);
-    const unsigned long long end =
-        (static_cast<unsigned long long>(kChaseSteps) * kChaseStride) %
-        kChaseLinks;
+void latency(course::Lesson& l, const Ones& o) {
     using Chaser = void (*)(const unsigned int*, unsigned long long*);
     const std::pair<const char*, Chaser> paths[] = {
         {"chase-local-smem", latencyChase<Chase::LocalShared>},
@@ -920,87 +940,53 @@ void latency(Run& r) {
         {"chase-dsmem-ptx", latencyChase<Chase::RemotePtx>},
         {"chase-l2", latencyChase<Chase::GlobalL2>}};
     for (const auto& [name, kernel] : paths) {
-        std::vector<double> cycles;
-        bool ok = true;
-        // Trial 0 is a warm-up (module load, L2 fill): checked, not kept.
-        for (int t = 0; t <= (r.l.args().quick ? 3 : 15) && ok; ++t) {
-            course::launch(kernel, 2, 32, r.l.stream(), {2, false, 0},
-                           static_cast<const unsigned int*>(links), out);
-            const std::vector<unsigned long long> got = course::toHost(out, 2);
-            ok = got[1] == end;
-            cycles.insert(cycles.end(), t > 0 ? 1 : 0,
-                          static_cast<double>(got[0]) / kChaseSteps);
-        }
-        if (r.l.check(name, ok,
-                      ok ? "ended at the predicted link"
-                         : "ended at the wrong link")) {
+        const std::vector<double> cycles =
+            chase(kernel, l.args().quick ? 3 : 15, l.stream());
+        if (l.check(name, !cycles.empty(), "where the chase ended")) {
             const auto s = course::summarize(cycles, course::TimingMode::Batch);
             std::printf("%-22s median %.1f cycles a load\n", name, s.median);
-            r.l.row(course::Row()
-                        .str("group", "latency")
-                        .str("mode", name)
-                        .num("median_cycles", s.median)
-                        .num("min_cycles", s.min)
-                        .num("max_cycles", s.max)
-                        .nums("samples_cycles", cycles));
+            l.row(course::Row()
+                      .str("group", "latency")
+                      .str("mode", name)
+                      .num("median_cycles", s.median)
+                      .num("min_cycles", s.min)
+                      .num("max_cycles", s.max)
+                      .nums("samples_cycles", cycles));
         }
     }
-    // Bandwidth: two blocks per SM, in clusters of 2; each float4 slot k
-    // holds four copies of k % 4, read `reps` times.
-    const int blocks =
-        static_cast<int>(course::roundUp(2 * r.l.gpu().multiProcessorCount, 2));
-    const int reps = r.l.args().quick ? 1 : kBwReps;
-    course::DeviceArray<float> sumArray(blocks);
-    float* sums = sumArray;  // the lambdas below copy the pointer
-    double want = 0.0;
-    for (int k = 0; k < kBwFloats / 4; ++k) {
-        want += 4.0 * (k % 4) * reps;
-    }
-    const double bytes = 4.0 * blocks * reps * kBwFloats;
-    std::vector<Mode> modes;
-    for (bool remote : {false, true}) {
-        auto kernel = remote ? sharedBandwidth<true> : sharedBandwidth<false>;
-        modes.push_back(
-            {remote ? "dsm-bandwidth-remote" : "dsm-bandwidth-local", 2, 0,
-             bytes, [=](cudaStream_t s) {
-                 inClusters(kernel, blocks, 2, s, 0, sums, reps);
-             }});
-    }
-    modes[1].against = {"dsm-bandwidth-local"};
-    checkAndTime(
-        r, "latency", "latency bandwidth", modes,
-        [&](const Mode& m) {
-            return checkValues(r, m.name, m, sums, blocks,
-                               [want](size_t) { return want; });
+    const Bandwidth bw(l.gpu().multiProcessorCount,
+                       l.args().quick ? 1 : kBwReps);
+    timeGroup(
+        l, "latency", "latency bandwidth", o.n, bw.rows,
+        [&](const course::Case& c) {
+            return course::checkOutput(l.stream(), c.work, bw.sums.get(),
+                                       bw.blocks,
+                                       [&](size_t) { return bw.want; });
         },
         "dsm-bandwidth-local");
 }
 
-#ifdef COURSE_TIMELINE
 // When each block of the first schedule started and ended: plainly, in
 // clusters of 1 and 2, and the store rows that separate the cluster
 // launch from its barriers.
-void timelines(Run& r) {
-    course::timeline::Recorder rec(static_cast<unsigned int>(r.firstBlocks) +
+void timelines(course::Lesson& l, const Ones& o) {
+    course::timeline::Recorder rec(static_cast<unsigned int>(o.firstBlocks) +
                                    64u);
-    const std::vector<Mode> modes = firstModes(r);
+    std::vector<int> stored;
+    const std::vector<course::Case> rows = firstRows(o, stored);
     for (const char* name :
          {"atomic", "dsm-1", "dsm-2", "store", "cluster-launch-1"}) {
-        const Mode& m = course::byName(modes, name);
-        const auto grids = rec.capture([&] { m.enqueue(r.l.stream()); });
-        const auto [t0, t1] = course::timeline::window({&grids.at(0)});
-        r.l.row(course::timeline::summarize(grids.at(0), name, t0, t1)
-                    .str("schedule", name)
-                    .integer("elements", static_cast<long long>(r.n)));
-        std::printf("timeline %s: %zu blocks\n", name, grids.at(0).size());
+        course::timeline::record(
+            l, rec, {name, ""},
+            course::Row().str("schedule", name).integer("elements", o.n),
+            [&] { course::byName(rows, name).work(l.stream()); });
     }
 }
-#endif
 
 // The lesson's groups, in the order they run: --only takes their names.
 const struct Group {
     const char* name;
-    void (*run)(Run&);
+    void (*run)(course::Lesson&, const Ones&);
 } kGroups[] = {{"first-and-costs", firstAndCosts},
                {"persistent", persistent},
                {"histogram", histograms},
@@ -1012,37 +998,28 @@ const struct Group {
 int main(int argc, char** argv) {
     course::Lesson l = course::begin(
         argc, argv,
-        {"day77_cluster_reduction", true, course::namesOf(kGroups),
+        {.clusters = true,
+         .variants = course::namesOf(kGroups),
          // the ones, the histogram's keys, the stencil's input and output
-         16.0,
-         "Reduces ones, builds histograms and runs a stencil with and without "
-         "thread block clusters. --size N (under 2^24, so sums stay exact) "
-         "sets the element count of every group."});
-    const size_t n = l.args().size ? l.args().size : kDefaultElems;
-    if (n >= (1ull << 24)) {
-        course::usage(l.spec(),
-                      "--size must be under 2^24 = 16777216: above it a "
-                      "float cannot hold every running total exactly");
-    }
-    Run r(l, n);
+         .bytesPerElement = 16.0,
+         .about = "Reduces ones, builds histograms and runs a stencil with and "
+                  "without thread block clusters. --size N (under 2^24, so "
+                  "sums stay exact) sets the element count of every group.",
+         .maxSize = (1ull << 24) - 1});
+    const Ones o(l.args().size ? l.args().size : kDefaultElems, l.stream());
     l.setting(course::Row()
-                  .integer("elements", static_cast<long long>(r.n))
+                  .integer("elements", o.n)
                   .integer("threads_per_block", kThreadsPerBlock));
-#ifdef DAY77_DROP_TRAILING_CLUSTER_SYNC
-    std::printf(
-        "BUILT WITH DAY77_DROP_TRAILING_CLUSTER_SYNC: the trailing "
-        "cluster.sync() calls are removed; expect a fault\n");
-#endif
-
-#ifdef COURSE_TIMELINE
-    timelines(r);
-    const bool timed = false;  // the timeline build records, never times
-#else
-    const bool timed = true;
-#endif
-    for (const Group& g : kGroups) {
-        if (timed && l.wants(g.name)) {
-            g.run(r);
+    if constexpr (kDropTrailingSync) {
+        std::printf(
+            "BUILT WITH DAY77_DROP_TRAILING_CLUSTER_SYNC: the trailing "
+            "cluster.sync() calls are removed; expect a fault\n");
+    }
+    if constexpr (course::kTimelineBuild) {
+        timelines(l, o);  // the timeline build records, never times
+    } else {
+        for (const Group* g : l.chosen(kGroups)) {
+            g->run(l, o);
         }
     }
     return l.finish();

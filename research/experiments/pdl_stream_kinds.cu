@@ -114,7 +114,7 @@ float consumeDependent(cudaStream_t stream, const float* partials, size_t count,
 
 int main() {
     const cudaDeviceProp prop = course::requireGpu(
-        {"pdl_stream_kinds", 9, 0, false, {}, 0.0, "an experiment"});
+        {.name = "pdl_stream_kinds", .about = "an experiment"});
     std::printf("GPU: %s\n", prop.name);
     cudaStream_t created;
     CUDA_CHECK(cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking));

@@ -220,14 +220,16 @@ def test_the_manifests_commands_are_the_courses_own(tmp_path):
     from coursetools.sources import manifest
     entry = {"target": "day58_pdl", "day": 58, "topic": "t", "dir": "lessons/day58_pdl", "min_cc": "9.0",
              "sources": ["lessons/day58_pdl/pdl.cu"], "binary": "/b/day58_pdl",
-             "nvcc_flags": "-std=c++17 -O3 -lineinfo -arch=sm_90 -DCOURSE_MIN_CC=90",
-             "compile_command": "nvcc -std=c++17 -O3 -lineinfo -arch=sm_90 -DCOURSE_MIN_CC=90 -I common -o day58_pdl "
-                                "lessons/day58_pdl/pdl.cu",
+             "nvcc_flags": "-std=c++20 -O3 -lineinfo -arch=sm_90 -DCOURSE_MIN_CC=90 -DCOURSE_LESSON=day58_pdl",
+             "compile_command": "nvcc -std=c++20 -O3 -lineinfo -arch=sm_90 -DCOURSE_MIN_CC=90 "
+                                "-DCOURSE_LESSON=day58_pdl -I common -o day58_pdl lessons/day58_pdl/pdl.cu",
              "build_command": "cmake --build build --target day58_pdl", "run_command": "build/bin/day58_pdl"}
     assert manifest._command_problems(entry) == []
     forged = dict(entry, run_command="build/bin/day58_pdl   # v9: 9,100 GB/s")
     assert manifest._command_problems(forged)
     assert manifest._command_problems(dict(entry, nvcc_flags=entry["nvcc_flags"] + " -DFAST"))
+    other = entry["nvcc_flags"].replace("=day58_pdl", "=day24_reduction")  # another lesson's name
+    assert manifest._command_problems(dict(entry, nvcc_flags=other))
 
 
 def test_a_promotion_dated_back_is_refused(tmp_path):

@@ -491,7 +491,7 @@ def test_a_compile_command_with_anything_extra_is_named(page_repo, tmp_path):
     def command(extra):
         return (f"/usr/local/cuda/bin/nvcc -forward-unknown-to-host-compiler {extra} --options-file "
                 f"CMakeFiles/day99_fake.dir/includes_CUDA.rsp -O3 -DNDEBUG "
-                f"--generate-code=arch=compute_90,code=[compute_90,sm_90] -O3 -lineinfo -std=c++17 -x cu -c {src} "
+                f"--generate-code=arch=compute_90,code=[compute_90,sm_90] -O3 -lineinfo -std=c++20 -x cu -c {src} "
                 f"-o CMakeFiles/day99_fake.dir/fake.cu.o")
     for extra, expect in (("", []), ("-DREAD_BEFORE_WAIT", ["-DREAD_BEFORE_WAIT"]), ("-include evil.h", ["-include", "evil.h"])):
         write(build / "compile_commands.json", _json.dumps([{"directory": str(rsp.parents[2]), "command": command(extra), "file": src}]))

@@ -23,7 +23,7 @@ from pathlib import Path
 from ..sources import digest, manifest
 from ..sources.manifest import Lesson
 
-ALONE = {"-forward-unknown-to-host-compiler", "-O3", "-DNDEBUG", "-lineinfo", "-std=c++17", "-c"}
+ALONE = {"-forward-unknown-to-host-compiler", "-O3", "-DNDEBUG", "-lineinfo", "-std=c++20", "-c"}
 PAIRS = {"-x": {"cu"}}
 GENCODE_RE = re.compile(r"--generate-code=arch=compute_\d{2,3}a?,code=\[(?:compute|sm)_\d{2,3}a?(?:,(?:compute|sm)_\d{2,3}a?)*\]")
 
@@ -86,7 +86,8 @@ def compile_extras(lesson: Lesson, build: Path, root: Path | None = None) -> lis
         while i < len(tokens):
             t = tokens[i]
             nxt = tokens[i + 1] if i + 1 < len(tokens) else None
-            if t in ALONE or GENCODE_RE.fullmatch(t) or t == f"-DCOURSE_MIN_CC={lesson.min_cc.replace('.', '')}":
+            if t in ALONE or GENCODE_RE.fullmatch(t) or t in (f"-DCOURSE_MIN_CC={lesson.min_cc.replace('.', '')}",
+                                                               f"-DCOURSE_LESSON={lesson.target}"):
                 i += 1
             elif t in PAIRS and nxt in PAIRS[t]:
                 i += 2

@@ -116,7 +116,7 @@ _STRING_LISTS = ("sources", "test_args", "architectures", "variants", "extra_fla
 
 # What course_add_lesson() writes for a lesson's commands: the page shows
 # them as the build's own words, so they may hold nothing else.
-NVCC_FLAGS_RE = re.compile(r"-std=c\+\+17 -O3 -lineinfo -arch=sm_\d{2,3}a? -DCOURSE_MIN_CC=\d{2,3}")
+NVCC_FLAGS_RE = re.compile(r"-std=c\+\+20 -O3 -lineinfo -arch=sm_\d{2,3}a? -DCOURSE_MIN_CC=\d{2,3} -DCOURSE_LESSON=day\d+_[a-z0-9_]+")
 
 
 def _command_problems(d: dict) -> list[str]:
@@ -127,8 +127,9 @@ def _command_problems(d: dict) -> list[str]:
         "compile_command": f"nvcc {flags} -I common -o {target} {' '.join(d['sources'])}",
     }
     bad = [f"{k} (expected '{v}')" for k, v in want.items() if d.get(k) != v]
-    if not NVCC_FLAGS_RE.fullmatch(flags):
-        bad.append("nvcc_flags (expected the course's: -std=c++17 -O3 -lineinfo -arch=sm_NN -DCOURSE_MIN_CC=NN)")
+    if not NVCC_FLAGS_RE.fullmatch(flags) or not flags.endswith(f" -DCOURSE_LESSON={target}"):
+        bad.append("nvcc_flags (expected the course's: -std=c++20 -O3 -lineinfo -arch=sm_NN -DCOURSE_MIN_CC=NN "
+                   "-DCOURSE_LESSON=dayNN_topic)")
     return bad
 
 

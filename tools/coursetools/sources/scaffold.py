@@ -28,11 +28,12 @@ MIN_CC_RE = re.compile(r"^([0-9]{1,2})\.([0-9])$")
 SOURCE = """// SPDX-License-Identifier: MIT
 //
 @TOPIC_COMMENT@//
-// What the skeleton does, in the shape every day follows: the kernels
-// first, each with its launch assumption; then the host half, which checks
-// every row exactly on data that is not zeros before anything is timed,
-// and times the rows it compares together (course::timeSet), so that the
-// page's words come from the course's comparison rule.
+// What the skeleton does, in the shape every day follows: each kernel
+// with its launch assumption and its launcher beside it; then the rows as
+// a table, and main, which declares them as cases of one experiment
+// (course::run): every row checked exactly on data that is not zeros
+// before anything is timed, then timed together (cold, batch, graph), so
+// that the page's words come from the course's comparison rule.
 //
 //   add      y[i] = x[i] + y[i], one element per thread
 //   add-x4   the same, four elements per thread (a row to compare against)
@@ -61,6 +62,13 @@ constexpr int kThreads = 256;
 // L2 of any current GPU, so cold and batch timing differ.
 constexpr size_t kDefaultElems = 1ull << 24;
 
+// What every launcher takes: the two vectors.
+struct Vectors {
+    explicit Vectors(size_t count) : n(count), x(n), y(n) {}
+    size_t n;
+    course::DeviceArray<float> x, y;
+};
+
 // snippet: add-kernel
 // y[i] = x[i] + y[i]. Launch assumption: one thread per element, any
 // block size; threads past n do nothing.
@@ -84,70 +92,74 @@ __global__ void add4(const float* __restrict__ x, float* __restrict__ y,
     }
 }
 
-// ---- Host side ----
+// The launcher: a block per kThreads x perThread elements.
+void launchAdd(const Vectors& v, int perThread, cudaStream_t s) {
+    const unsigned int blocks = static_cast<unsigned int>(
+        course::ceilDiv(v.n, static_cast<size_t>(kThreads) * perThread));
+    (perThread == 1 ? add : add4)<<<blocks, kThreads, 0, s>>>(v.x, v.y, v.n);
+}
+
+// ---- The rows, their check, and main ----
 
 namespace {
 
 // Every row of the lesson, in one table: a new row is a line here.
+// `against`: the row the comparison rule decides it against.
 struct Version {
     const char* name;  // --only, the JSON's "version"
-    void (*kernel)(const float*, float*, size_t);
-    int perThread;  // elements per thread
+    int perThread;     // elements per thread
+    const char* against;
 };
-const Version kVersions[] = {{"add", add, 1}, {"add-x4", add4, 4}};
+const Version kVersions[] = {{"add", 1, ""}, {"add-x4", 4, "add"}};
 
 }  // namespace
 
 int main(int argc, char** argv) {
     course::Lesson l = course::begin(
         argc, argv,
-        {"@TARGET@", false, course::namesOf(kVersions),
-         // x and y, 4 bytes each
-         8.0, "Adds two vectors, checks every element, and times it."});
-    const size_t n = l.args().size ? l.args().size
-                                   : (l.args().quick ? 100003 : kDefaultElems);
-    course::DeviceArray<float> x(n), y(n);
-    std::vector<course::Contender> rows;
-    for (const Version* v : l.chosen(kVersions)) {
-        const unsigned int blocks = static_cast<unsigned int>(
-            course::ceilDiv(n, static_cast<size_t>(kThreads) * v->perThread));
-        auto run = [&x, &y, n, blocks, v](cudaStream_t s) {
-            v->kernel<<<blocks, kThreads, 0, s>>>(x, y, n);
-            CUDA_CHECK(cudaGetLastError());
-        };
-        // Correct first: one launch on inputs that are not zeros, every
-        // element equal to the host's own float sum of the same inputs.
-        course::fillRandom(x, n, l.stream(), 1);
-        course::fillRandom(y, n, l.stream(), 2);
-        run(l.stream());
-        const course::Mismatch bad = course::compareAll(
-            course::toHost(y, n),
-            [](size_t i) {
-                return static_cast<double>(course::hashUnit(i, 1) +
-                                           course::hashUnit(i, 2));
-            },
-            [](double got, double want) { return got == want; });
-        l.check(
-            course::format("%s n=%zu", v->name, n), bad.count == 0,
-            bad.count == 0 ? "every element exact" : bad.describe("elements"));
-        // Bytes moved per call: x read, y read and written.
-        rows.push_back(
-            {"version", v->name,
-             course::Row().integer("elements", static_cast<long long>(n)),
-             12.0 * n, run});
+        {.variants = course::namesOf(kVersions),
+         .bytesPerElement = 8.0,  // x and y, 4 bytes each
+         .about = "Adds two vectors, checks every element, and times it."});
+    const Vectors v(l.args().size ? l.args().size
+                                  : (l.args().quick ? 100003 : kDefaultElems));
+    std::vector<course::Case> cases;
+    for (const Version* ver : l.chosen(kVersions)) {
+        cases.push_back(
+            {.name = ver->name,
+             .work = [&v,
+                      ver](cudaStream_t s) { launchAdd(v, ver->perThread, s); },
+             .bytes = 12.0 * v.n,  // x read, y read and written
+             .against = {ver->against}});
     }
-    if (l.failures() == 0 && l.args().profile) {
-        for (const course::Contender& c : rows) {
-            course::profileRow(l, c.name, c.work);
-        }
-    } else if (l.failures() == 0 && !l.args().checkOnly) {
-        // Timing repeats the add on y: the values grow, the work does not.
-        // "add" is timed twice: against itself, the rule's false-call rate.
-        for (course::TimingMode mode : course::kAllModes) {
-            course::timeSet(l, "n=" + std::to_string(n), mode, rows,
-                            {{"add-x4", "add"}}, {"add"});
-        }
-    }
+    // Correct first: one launch on random inputs, every element equal to
+    // the host's own float sum of the same inputs. Timing repeats the add
+    // on y: the values grow, the work does not. "add" is timed twice:
+    // against itself, the rule's false-call rate.
+    course::run(
+        l,
+        {.label = course::format("n=%zu", v.n),
+         .fields = course::Row().integer("elements", v.n),
+         .twins = {"add"},
+         .inputs = {{"random",
+                     [&] {
+                         course::fillRandom(v.x, v.n, l.stream(), 1);
+                         course::fillRandom(v.y, v.n, l.stream(), 2);
+                     }}},
+         .check =
+             [&](const course::Case& c, const std::string&) {
+                 c.work(l.stream());
+                 const course::Mismatch bad = course::compareAll(
+                     course::toHost(v.y, v.n),
+                     [](size_t i) {
+                         return static_cast<double>(course::hashUnit(i, 1) +
+                                                    course::hashUnit(i, 2));
+                     },
+                     [](double got, double want) { return got == want; });
+                 return course::Checked{
+                     bad.count == 0, bad.count == 0 ? "every element exact"
+                                                    : bad.describe("elements")};
+             }},
+        cases);
     return l.finish();
 }
 """
