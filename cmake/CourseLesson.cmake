@@ -9,8 +9,14 @@
 #     TEST_ARGS <arg>...          the small run CTest makes
 #     VARIANTS <target>=<DEFINE>...   extra builds (negative examples),
 #                                     not in "all"
-#     TIMELINE <target>)          the build with per-block timestamps
+#     TIMELINE <target>           the build with per-block timestamps
 #                                 (COURSE_TIMELINE), not in "all"
+#     LIBRARIES <lib>...          CUDA toolkit libraries the program links
+#                                 (COURSE_TOOLKIT_LIBRARIES: cublas, curand,
+#                                 cufft, ...), as CUDA::<lib>
+#     NVBENCH <file>)             the day's headline rows as nvbench
+#                                 benchmarks (target <target>_nvbench, built
+#                                 where nvbench is found, not in "all")
 #
 # Everything else a tool needs to know about the lesson (what the review
 # runs, which kernels to profile, its SASS expectations, its screenshots)
@@ -25,6 +31,11 @@
 # left out of the build, by name.
 
 set(COURSE_WAIVED_EXIT_CODE 2)
+# The toolkit libraries a lesson may link, by their FindCUDAToolkit names:
+# a fixed list, so that what links a lesson's program is the toolkit's and
+# nothing else (the flags check reads the link line; the digest reads the
+# lesson's CMakeLists.txt).
+set(COURSE_TOOLKIT_LIBRARIES cublas cublasLt cufft curand cusolver cusparse nvrtc)
 # The flags every day compiles with; the manifest repeats them so that a
 # page's "compile it alone" line is the one the build used.
 set(COURSE_CUDA_OPTIONS -O3 -lineinfo)
@@ -89,8 +100,8 @@ function(course_check_lesson_file file)
 endfunction()
 
 function(course_add_lesson target)
-  cmake_parse_arguments(PARSE_ARGV 1 L "" "DAY;TOPIC;MIN_CC;TIMELINE"
-                        "SOURCES;TEST_ARGS;VARIANTS")
+  cmake_parse_arguments(PARSE_ARGV 1 L "" "DAY;TOPIC;MIN_CC;TIMELINE;NVBENCH"
+                        "SOURCES;TEST_ARGS;VARIANTS;LIBRARIES")
   set(where "${CMAKE_CURRENT_LIST_FILE}")
   if(L_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "${where}: course_add_lesson(${target}): unexpected arguments '${L_UNPARSED_ARGUMENTS}' "
@@ -123,6 +134,13 @@ function(course_add_lesson target)
   endif()
   set_property(GLOBAL APPEND PROPERTY COURSE_DAYS "${L_DAY}")
 
+  foreach(lib IN LISTS L_LIBRARIES)
+    if(NOT lib IN_LIST COURSE_TOOLKIT_LIBRARIES)
+      string(JOIN ", " known ${COURSE_TOOLKIT_LIBRARIES})
+      message(FATAL_ERROR "${where}: course_add_lesson(${target}): LIBRARIES takes CUDA toolkit libraries "
+                          "(${known}), got '${lib}'")
+    endif()
+  endforeach()
   set(dir "${CMAKE_CURRENT_SOURCE_DIR}")
   file(RELATIVE_PATH rel_dir "${PROJECT_SOURCE_DIR}" "${dir}")
   set(sources "")
@@ -182,11 +200,18 @@ function(course_add_lesson target)
       target_compile_definitions(${t} PRIVATE COURSE_MIN_CC=${min} COURSE_LESSON=${target})
       target_compile_options(${t} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:${COURSE_CUDA_OPTIONS}>)
       target_link_libraries(${t} PRIVATE CUDA::cudart)
+      foreach(lib IN LISTS L_LIBRARIES)
+        target_link_libraries(${t} PRIVATE CUDA::${lib})
+      endforeach()
       set_target_properties(${t} PROPERTIES
         CUDA_ARCHITECTURES "${archs}"
         CUDA_STANDARD 20 CUDA_STANDARD_REQUIRED ON CUDA_EXTENSIONS OFF
         RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/bin")
     endforeach()
+
+    if(L_NVBENCH)
+      _course_nvbench_target(${target} "${dir}/${L_NVBENCH}" "${dir}" "${archs}" "${min}" "${L_LIBRARIES}")
+    endif()
 
     # The small run. Where no suitable GPU exists the program says why and
     # exits 2, which CTest reports as skipped, never as passed. It leaves a
@@ -218,6 +243,13 @@ function(course_add_lesson target)
   string(JSON json SET "${json}" dir "\"${rel_dir}\"")
   string(JSON json SET "${json}" min_cc "\"${L_MIN_CC}\"")
   _course_json_list(srcs_json "${rel_sources}")
+  _course_json_list(libs_json "${L_LIBRARIES}")
+  string(JSON json SET "${json}" libraries "${libs_json}")
+  if(L_NVBENCH AND TARGET ${target}_nvbench)
+    string(JSON json SET "${json}" nvbench_target "\"${target}_nvbench\"")
+  elseif(L_NVBENCH)
+    string(JSON json SET "${json}" nvbench_left_out "\"nvbench was not found (COURSE_NVBENCH_DIR)\"")
+  endif()
   string(JSON json SET "${json}" sources "${srcs_json}")
   string(JSON json SET "${json}" header "\"common/course.cuh\"")
   if(built)
@@ -303,6 +335,14 @@ function(_course_extra_flags out lesson_json)
   endforeach()
   get_target_property(libs ${target} LINK_LIBRARIES)
   list(REMOVE_ITEM libs CUDA::cudart)
+  string(JSON n_libs LENGTH "${lesson_json}" libraries)
+  if(n_libs GREATER 0)
+    math(EXPR last_lib "${n_libs} - 1")
+    foreach(i RANGE ${last_lib})
+      string(JSON lib GET "${lesson_json}" libraries ${i})
+      list(REMOVE_ITEM libs CUDA::${lib})  # declared in LIBRARIES: the toolkit's own
+    endforeach()
+  endif()
   if(libs)
     list(APPEND extras "LINK_LIBRARIES=${libs}")
   endif()
@@ -316,6 +356,65 @@ function(_course_extra_flags out lesson_json)
   endforeach()
   string(REPLACE "\"" "'" extras "${extras}")
   set(${out} "${extras}" PARENT_SCOPE)
+endfunction()
+
+# nvbench, NVIDIA's benchmark library, as the course's second harness: its
+# C++ library, headers and CMake package ship in the cuda-bench wheel on
+# PyPI (cuda/bench/cu13/nvbench/, pinned in tools/requirements.txt). Its
+# CMake package asks for CMake 3.30, newer than the course needs, so the
+# library is imported here from the folder: COURSE_NVBENCH_DIR, found in the
+# tools' venv where it is not given. libnvbench.so links the driver's NVML
+# (libnvidia-ml.so.1), which only a machine with a GPU driver has: the link
+# leaves it to the loader (--allow-shlib-undefined), so the benchmarks also
+# build on a machine without one.
+set(COURSE_NVBENCH_DIR "" CACHE PATH "cuda-bench's cuda/bench/cu13/nvbench folder (found in the tools' venv if empty)")
+function(_course_find_nvbench out)
+  set(dir "${COURSE_NVBENCH_DIR}")
+  if(NOT dir AND DEFINED ENV{COURSE_NVBENCH_DIR})
+    set(dir "$ENV{COURSE_NVBENCH_DIR}")  # a GPU machine without the venv: the wheel unpacked
+  endif()
+  if(NOT dir)
+    file(GLOB found "${COURSE_VENV}/lib/python3*/site-packages/cuda/bench/cu13/nvbench")
+    if(found)
+      list(SORT found)
+      list(GET found 0 dir)
+    endif()
+  endif()
+  if(dir AND EXISTS "${dir}/include/nvbench/nvbench.cuh" AND EXISTS "${dir}/lib/libnvbench.so")
+    set(${out} "${dir}" PARENT_SCOPE)
+  else()
+    set(${out} "" PARENT_SCOPE)
+  endif()
+endfunction()
+
+# <target>_nvbench: the lesson's `bench` file, which includes the lesson's
+# own source (its kernels and launchers; its main renamed, as nvbench has
+# its own) and declares the benchmarks. Built for the lesson's
+# architectures, with the lesson's definitions, on request only.
+function(_course_nvbench_target target bench dir archs min libs)
+  _course_find_nvbench(nvbench)
+  if(NOT nvbench)
+    message(STATUS "course: ${target}_nvbench left out: nvbench not found (pip install the pinned cuda-bench, "
+                   "or set COURSE_NVBENCH_DIR)")
+    return()
+  endif()
+  add_executable(${target}_nvbench EXCLUDE_FROM_ALL "${bench}")
+  target_include_directories(${target}_nvbench PRIVATE "${PROJECT_SOURCE_DIR}/common" "${dir}")
+  target_include_directories(${target}_nvbench SYSTEM PRIVATE "${nvbench}/include")
+  target_compile_definitions(${target}_nvbench PRIVATE COURSE_MIN_CC=${min} COURSE_LESSON=${target})
+  target_compile_options(${target}_nvbench PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:${COURSE_CUDA_OPTIONS}>)
+  target_link_libraries(${target}_nvbench PRIVATE "${nvbench}/lib/libnvbench.so" CUDA::cudart CUDA::cuda_driver)
+  foreach(lib IN LISTS libs)
+    target_link_libraries(${target}_nvbench PRIVATE CUDA::${lib})
+  endforeach()
+  target_link_options(${target}_nvbench PRIVATE "LINKER:--allow-shlib-undefined" "LINKER:-rpath,${nvbench}/lib")
+  set_target_properties(${target}_nvbench PROPERTIES
+    CUDA_ARCHITECTURES "${archs}" CUDA_STANDARD 20 CUDA_STANDARD_REQUIRED ON CUDA_EXTENSIONS OFF
+    RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/bin")
+  if(NOT TARGET course_nvbench)
+    add_custom_target(course_nvbench)
+  endif()
+  add_dependencies(course_nvbench ${target}_nvbench)
 endfunction()
 
 # Writes build/course-manifest.json: every day, as declared above.

@@ -1,37 +1,9 @@
-# The Python side of the course, wired into the build:
-#   - configure makes build/venv and installs tools/requirements.lock into
-#     it (pinned: Jinja2, pytest, hypothesis, clang-format, MkDocs, cuobjdump);
+# The Python side of the course, wired into the build (its environment,
+# build/venv, is made by CourseVenv.cmake, before the lessons are declared):
 #   - the build extracts each lesson's snippets (only the lessons whose
 #     sources changed), writes the standalone files, renders the pages and
 #     builds the site;
 #   - CTest runs the tools' tests and checks.
-
-find_package(Python3 3.9 REQUIRED COMPONENTS Interpreter)
-
-set(COURSE_VENV "${CMAKE_BINARY_DIR}/venv" CACHE PATH
-    "The tools' Python environment (another build's may be shared: the arch86_course test does)")
-set(COURSE_PYTHON "${COURSE_VENV}/bin/python")
-set(lock "${PROJECT_SOURCE_DIR}/tools/requirements.lock")
-file(SHA256 "${lock}" lock_hash)
-if(NOT EXISTS "${COURSE_VENV}/.installed-${lock_hash}")
-  message(STATUS "course: creating ${COURSE_VENV} from tools/requirements.lock (first configure only)")
-  execute_process(COMMAND "${Python3_EXECUTABLE}" -m venv "${COURSE_VENV}"
-                  RESULT_VARIABLE rc)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "course: python3 -m venv failed (${rc}); on Debian: apt-get install python3-venv")
-  endif()
-  execute_process(COMMAND "${COURSE_PYTHON}" -m pip install --quiet --disable-pip-version-check
-                          -r "${lock}"
-                  RESULT_VARIABLE rc)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "course: installing tools/requirements.lock into ${COURSE_VENV} failed (${rc})")
-  endif()
-  file(GLOB old "${COURSE_VENV}/.installed-*")
-  if(old)
-    file(REMOVE ${old})
-  endif()
-  file(TOUCH "${COURSE_VENV}/.installed-${lock_hash}")
-endif()
 
 set(COURSE_TOOL "${PROJECT_SOURCE_DIR}/tools/course")
 set(tool_env "COURSE_PYTHON=${COURSE_PYTHON}" "COURSE_BUILD_DIR=${CMAKE_BINARY_DIR}")
@@ -102,6 +74,9 @@ if(COURSE_SITE)
 endif()
 
 # -- tests -----------------------------------------------------------------
+# Every test's limit: far above what an honest run takes on a loaded
+# machine (the limits inside the tools count CPU time).
+set(COURSE_TEST_TIMEOUT 1800)
 function(course_tool_test name)
   add_test(NAME ${name} COMMAND ${CMAKE_COMMAND} -E env ${tool_env} "${COURSE_TOOL}" ${ARGN})
   set_tests_properties(${name} PROPERTIES LABELS cpu)
@@ -113,13 +88,19 @@ course_tool_test(prose_numbers prose)
 course_tool_test(standalone_up_to_date standalone --check -o "${CMAKE_BINARY_DIR}/standalone")
 course_tool_test(evidence_verify evidence verify)
 course_tool_test(sass_expectations sass)
+# The nvbench benchmarks are built by the GPU review, not by every build
+# (they compile each lesson a second time); this test compiles and links
+# them all, so that none rots where no GPU runs them.
+if(TARGET course_nvbench)
+  add_test(NAME nvbench_builds COMMAND ${CMAKE_COMMAND} --build "${CMAKE_BINARY_DIR}" --target course_nvbench)
+  set_tests_properties(nvbench_builds PROPERTIES LABELS cpu TIMEOUT ${COURSE_TEST_TIMEOUT} COST 30)
+endif()
 # The tools' tests, one CTest test a file (tools_pytest_<file>), so that
 # `ctest -j` runs them side by side and a failure or a timeout names the
 # file. Limits are far above what an honest run takes on a loaded machine
 # (the limits inside the tools count CPU time); pytest's faulthandler
 # (tools/tests/pytest.ini) prints every thread's stack when one test runs
 # past its own limit, so a hang names the test and where it hangs.
-set(COURSE_TEST_TIMEOUT 1800)
 file(GLOB tool_tests CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/tools/tests/test_*.py")
 foreach(t IN LISTS tool_tests)
   get_filename_component(stem "${t}" NAME_WE)

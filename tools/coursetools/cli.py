@@ -101,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--build-dir", default=None, help=f"the configured build to build and run from (default: {b})")
     r.add_argument("--no-profile", action="store_true", help="skip the ncu step")
     r.add_argument("--no-timeline", action="store_true", help="skip the timeline build's run")
+    r.add_argument("--no-nvbench", action="store_true", help="skip the nvbench benchmarks' run")
     r.add_argument("--review", help="the summary tools/course review wrote, to store with the record")
     r.add_argument("args", nargs="*", help="extra arguments for the lesson (after --)")
     r.set_defaults(func=c.cmd_record)

@@ -164,7 +164,7 @@ def cmd_record(args) -> int:
     lesson = manifest.find(lessons, args.lesson)
     path = run.record(
         lesson, args.tag, args.commit, args.clean, build=build, extra_args=args.args,
-        profile=not args.no_profile, timeline=not args.no_timeline,
+        profile=not args.no_profile, timeline=not args.no_timeline, nvbench=not args.no_nvbench,
         review=Path(args.review) if args.review else None, manifest_info=info,
     )
     rec = record_format.load_record(path)

@@ -192,7 +192,7 @@ def test_a_lesson_toml_sentence_is_checked_as_prose(in_tmp, monkeypatch):
 def test_a_helper_label_cannot_close_its_code_span(in_tmp, monkeypatch):
     lesson = fake_lesson(in_tmp)
     monkeypatch.setattr(page_api.sass if hasattr(page_api, "sass") else __import__("coursetools.binaries.sass",
-                        fromlist=["x"]), "excerpt", lambda binary, mangled, n: ["LDG.E.128 R4, [R2]"])
+                        fromlist=["x"]), "excerpt", lambda binary, kernel, n, show=None: ["LDG.E.128 R4, [R2]"])
     page = page_api.Page(lesson, [], ev_verify.State(lesson, "unverified", [], None, None))
     marks._issued.clear()
     out = marks.resolve_marks(page.sass("_Z1kv", "k` **PDL is 7.9 us faster** `"))

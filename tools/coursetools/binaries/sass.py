@@ -1,11 +1,13 @@
 """What a lesson's code compiles to, read back from the built binary.
 
 Each lesson declares in lesson.toml the kernels whose machine code its
-page describes and the instructions that must be there ([[sass]]);
-`course sass` (a CTest test) checks every declaration against the build.
-cuobjdump and nvdisasm come from NVIDIA's PyPI wheels in build/venv (the
-local toolkit may ship without them); a CUDA toolkit's own copies are used
-when those are on PATH instead.
+page describes ([[sass]], by the name in the source, or mangled): the
+instructions that must be there, those that must not, and those the page
+shows. `course sass` (a CTest test) checks every declaration against the
+build. cuobjdump and nvdisasm come from NVIDIA's PyPI wheels in the tools'
+venv (the local toolkit may ship without them), found whichever Python
+runs the tools; a CUDA toolkit's own copies are used where those are
+missing.
 """
 
 from __future__ import annotations
@@ -26,12 +28,52 @@ INTERESTING = re.compile(
 
 
 def _tool(name: str) -> str:
-    for cand in (Path(sys.prefix) / "lib").glob(f"python*/site-packages/nvidia/cu*/bin/{name}"):
-        return str(cand)
+    from ..sources import manifest
+
+    for prefix in (Path(sys.prefix), manifest.build_dir() / "venv"):
+        for cand in sorted((prefix / "lib").glob(f"python*/site-packages/nvidia/cu*/bin/{name}")):
+            return str(cand)
     found = shutil.which(name) or (f"/usr/local/cuda/bin/{name}" if os.path.exists(f"/usr/local/cuda/bin/{name}") else None)
     if not found:
-        raise UsageError(f"{name} not found; the configure step installs it into build/venv (cmake --preset course)")
+        raise UsageError(f"{name} not found; the configure step installs it into build/venv (cmake --preset course), "
+                         "or put the CUDA toolkit's bin/ on PATH")
     return found
+
+
+def _demangled(names: list[str]) -> dict[str, str]:
+    """Each mangled name's C++ signature (binutils' c++filt; a name it
+    cannot read stays as it is)."""
+    filt = shutil.which("c++filt")
+    if not filt or not names:
+        return {n: n for n in names}
+    proc = subprocess.run([filt], input="\n".join(names) + "\n", capture_output=True, text=True)
+    out = proc.stdout.split("\n")
+    return {n: (out[i] if i < len(out) and out[i] else n) for i, n in enumerate(names)}
+
+
+def _base_name(signature: str) -> str:
+    """A signature's unqualified function name: 'reduceBlock' from
+    'void reduceBlock<(Tail)0>(const float *, ...)'."""
+    head = signature.split("(")[0] if not signature.startswith("(") else signature
+    depth, name = 0, ""
+    for ch in head:
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        elif depth == 0:
+            name += ch
+    return name.split("::")[-1].split()[-1] if name.split() else name
+
+
+def kernels_named(fns: dict[str, list[str]], kernel: str) -> list[str]:
+    """The functions of a binary a declaration means: its mangled name, or
+    every function whose name in the source is `kernel` (each instance of a
+    template)."""
+    if kernel in fns:
+        return [kernel]
+    signatures = _demangled(sorted(fns))
+    return [m for m, sig in signatures.items() if _base_name(sig) == kernel]
 
 
 @functools.lru_cache(maxsize=8)
@@ -57,14 +99,19 @@ def dump(binary: Path) -> dict[str, list[str]]:
     return functions
 
 
-def excerpt(binary: Path, mangled: str, max_lines: int) -> list[str]:
+def excerpt(binary: Path, kernel: str, max_lines: int, show: list[str] | None = None) -> list[str]:
+    """The instructions of interest in a kernel's machine code: those
+    matching `show` (the lesson's [[sass]] `show` for it), else the
+    course's usual list (INTERESTING); each distinct shape once, in order."""
     fns = dump(Path(binary))
-    if mangled not in fns:
-        raise SourceError(f"{display_path(binary)}: no kernel {mangled} in the SASS")
+    found = kernels_named(fns, kernel)
+    if not found:
+        raise SourceError(f"{display_path(binary)}: no kernel {kernel} in the SASS")
+    wanted = re.compile("|".join(f"(?:{p})" for p in show)) if show else INTERESTING
     seen, out = set(), []
     # Unrolled loops repeat one load many times; each distinct
     # instruction shape once, in order.
-    for l in (l for l in fns[mangled] if INTERESTING.search(l)):
+    for l in (l for l in fns[found[0]] if wanted.search(l)):
         shape = re.sub(r"R\d+|UR\d+|0x[0-9a-f]+|P\d", "_", l)
         if shape not in seen:
             seen.add(shape)
@@ -109,9 +156,10 @@ def _matches(jobs: list[tuple[str, str]]) -> tuple[list[bool], int | None]:
 
 
 def check_all(lessons) -> int:
-    """Every declared expectation of every built lesson; SourceError with
-    all that fail, each naming its lesson.toml line. Returns how many
-    held."""
+    """Every declared expectation of every built lesson: each `patterns`
+    entry found, each `absent` entry not found, in every function the
+    declaration names. SourceError with all that fail, each naming its
+    lesson.toml line. Returns how many held."""
     problems, held = [], 0
     for lesson in lessons:
         if not lesson.info.sass or not lesson.built:
@@ -120,27 +168,34 @@ def check_all(lessons) -> int:
         where = f"{lesson.dir}/lesson.toml"
         jobs, names = [], []
         for i, exp in enumerate(lesson.info.sass):
-            body = fns.get(exp["kernel"])
-            if body is None:
+            found = kernels_named(fns, exp["kernel"])
+            if not found:
                 problems.append(f"{where}:{lesson.info.line(f'sass[{i}].kernel')}: error: kernel {exp['kernel']} "
-                                f"not found in {display_path(lesson.binary)}")
+                                f"not found in {display_path(lesson.binary)} (a name in the source, such as "
+                                "reduceV9, or a mangled one)")
                 continue
-            for k, pat in enumerate(exp["patterns"]):
-                jobs.append((pat, "\n".join(body)))
-                names.append((i, k, exp))
-        found, hung = _matches(jobs)
-        for n, (i, k, exp) in enumerate(names):
-            line = lesson.info.line(f"sass[{i}].patterns")
+            for key in ("patterns", "absent"):
+                for k, pat in enumerate(exp.get(key, [])):
+                    for fn in found:
+                        jobs.append((pat, "\n".join(fns[fn])))
+                        names.append((i, key, k, exp, fn))
+        hits, hung = _matches(jobs)
+        for n, (i, key, k, exp, fn) in enumerate(names):
+            line = lesson.info.line(f"sass[{i}].{key}")
+            label = exp["kernel"] if fn == exp["kernel"] else f"{exp['kernel']} ({fn})"
             if hung is not None and n == hung:
-                problems.append(f"{where}:{line}: error: {exp['kernel']}: pattern /{exp['patterns'][k][:60]}/ ran "
-                                f"past {PATTERN_SECONDS} s (it backtracks without end); write it without nested "
-                                "repeats")
+                problems.append(f"{where}:{line}: error: {label}: pattern /{exp[key][k][:60]}/ ran past "
+                                f"{PATTERN_SECONDS} s of CPU time (it backtracks without end); write it without "
+                                "nested repeats")
                 break
-            if found[n]:
+            if hits[n] == (key == "patterns"):
                 held += 1
+            elif key == "patterns":
+                problems.append(f"{where}:{line}: error: {label}: no instruction matching /{exp[key][k]}/ "
+                                f"({exp.get('why', '')})")
             else:
-                problems.append(f"{where}:{line}: error: {exp['kernel']}: no instruction matching "
-                                f"/{exp['patterns'][k]}/ ({exp.get('why', '')})")
+                problems.append(f"{where}:{line}: error: {label}: an instruction matches /{exp[key][k]}/, which "
+                                f"must be absent ({exp.get('why', '')})")
     if problems:
         raise SourceError(problems)
     return held

@@ -86,12 +86,16 @@ class PageCauses:
         return UNMEASURED
 
     # -- instructions -----------------------------------------------------
-    def sass(self, mangled: str, label: str, max_lines: int = 40) -> str:
+    def sass(self, kernel: str, label: str, max_lines: int = 40) -> str:
         """The instructions of interest in a kernel's machine code, from the
         built binary, under `label` (the author's words: shown as code,
         in a span no backtick inside it can close, and read by the prose
-        check like any typed text)."""
-        lines = sass.excerpt(Path(self._lesson.binary), mangled, max_lines)
+        check like any typed text). `kernel`: its name in the source (or
+        mangled); the instructions shown are its lesson.toml [[sass]]
+        `show` list where it declares one."""
+        show = next((list(e["show"]) for e in self._lesson.info.sass if e["kernel"] == kernel and e.get("show")),
+                    None)
+        lines = sass.excerpt(Path(self._lesson.binary), kernel, max_lines, show)
         body = "\n".join(lines) + "\n"
         return (code_span(label) + mark(" (`cuobjdump --dump-sass`, instructions of interest):") + "\n\n"
                 + mark_block(f"```text\n{body}```\n"))

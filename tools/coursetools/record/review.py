@@ -91,7 +91,7 @@ def run(build: Path, logs: Path, say=print, only: list[str] | None = None) -> di
         step("configure", False, detail=f"see {display_path(logs / 'configure.log')}")
         return _summary([], steps, build, only)
     lessons = manifest.load(build / "course-manifest.json")
-    variants = [v for l in lessons if l.built for v in (*l.variants, l.timeline_target) if v]
+    variants = [v for l in lessons if l.built for v in (*l.variants, l.timeline_target, l.nvbench_target) if v]
     code, _ = _sh(["cmake", "--build", str(build), "-j", "16"], logs / "build.log")
     if code == 0 and variants:
         code, _ = _sh(["cmake", "--build", str(build), "-j", "16", "--target", *variants], logs / "build-variants.log")

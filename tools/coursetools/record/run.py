@@ -132,6 +132,51 @@ def _profile(lesson: Lesson, binary: Path, tmp: Path) -> dict:
     return out
 
 
+def _nvbench(lesson: Lesson, build: Path, wanted: bool) -> dict | None:
+    """The lesson's nvbench benchmarks (its NVBENCH file), run after its own
+    program on the same GPU, with lesson.toml [nvbench] args: the copy's
+    sha256, the command, and nvbench's own JSON (values nvbench writes as
+    NaN or Infinity, which JSON has not, kept as null). None where the
+    lesson declares none."""
+    declared = bool(lesson.info.nvbench) or bool(lesson.nvbench_target)
+    if not declared:
+        return None
+    if not wanted:
+        return {"skipped": "--no-nvbench"}
+    if not lesson.nvbench_target:
+        return {"skipped": "this build has no nvbench (cuda-bench's folder: COURSE_NVBENCH_DIR)"}
+    args = list(lesson.info.nvbench.get("args", []))
+    with tempfile.TemporaryDirectory() as t:
+        binary = build / "bin" / lesson.nvbench_target
+        exe = Path(t) / binary.name
+        copy_executable(binary, exe)
+        out = Path(t) / "nvbench.json"
+        started = time.monotonic()
+        try:
+            proc = _run([str(exe), *args, "--json", str(out)], cwd=manifest.ROOT, timeout=1800)
+        except subprocess.TimeoutExpired as e:
+            proc = subprocess.CompletedProcess(e.cmd, -9, e.stdout or b"", (e.stderr or b"") + b"\n(killed at 1800 s)")
+        results, problem = None, None
+        if out.exists():
+            try:
+                results = json.loads(out.read_text(encoding="utf-8"), parse_constant=lambda c: None)
+            except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
+                problem = f"nvbench's --json output is not JSON: {e}"
+        else:
+            problem = "nvbench wrote no --json output"
+        return {
+            "target": lesson.nvbench_target,
+            "sha256": sha256_file(exe),
+            "command": [f"build/bin/{lesson.nvbench_target}", *args, "--json", "FILE"],
+            "exit_code": proc.returncode,
+            "duration_s": round(time.monotonic() - started, 3),
+            "stdout_tail": proc.stdout.decode("utf-8", errors="backslashreplace")[-4000:],
+            "stderr_tail": proc.stderr.decode("utf-8", errors="backslashreplace")[-4000:],
+            "results": results,
+            **({"results_error": problem} if problem else {}),
+        }
+
+
 def record(
     lesson: Lesson,
     tag: str,
@@ -144,6 +189,7 @@ def record(
     timeline: bool = True,
     review: Path | None = None,
     manifest_info: dict | None = None,
+    nvbench: bool = True,
 ) -> Path:
     out_path = record_path(lesson, tag, base)
     if out_path.exists():
@@ -183,7 +229,8 @@ def record(
         raise EvidenceError(["refused to record: the lesson's build definition adds what the course's does not:"]
                             + steps)
     build = Path(build or build_dir())
-    targets = [lesson.target] + ([lesson.timeline_target] if timeline and lesson.timeline_target else [])
+    targets = [lesson.target] + ([lesson.timeline_target] if timeline and lesson.timeline_target else []) + (
+        [lesson.nvbench_target] if nvbench and lesson.nvbench_target else [])
     built_by = _build(build, targets)
     configured = flags.configure_problems(build)
     if configured:
@@ -220,6 +267,8 @@ def record(
                 "command": [f"build/bin/{lesson.timeline_target}", *lesson.info.timeline_args, "--json", "FILE"],
                 **{k: tl_run[k] for k in ("sha256", "exit_code", "stdout", "stderr", "results")},
             }
+
+        bench = _nvbench(lesson, build, nvbench)
 
     uuid = gpu_json.get("uuid") if isinstance(gpu_json.get("uuid"), str) else None
     driver = next((g.get("driver") for g in smi_gpus if g.get("uuid") == uuid), None)
@@ -275,6 +324,8 @@ def record(
         rec["results_error"] = run["results_error"]
     if tl is not None:
         rec["timeline"] = tl
+    if bench is not None:
+        rec["nvbench"] = bench
     if review is not None:
         rec["review"] = review_data
     rec["digest"] = record_digest(rec)

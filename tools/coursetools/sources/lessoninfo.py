@@ -38,9 +38,16 @@ LESSON_SCHEMA: dict[str, Any] = {
         "runs": [{"args": _ARGS}],
     },
     "timeline": {"args": _ARGS},
-    "sass": [{"kernel": str, "patterns": _ARGS, "why": str}],
+    # A kernel, by its name in the source (reduceV9; a template's name takes
+    # every instance) or mangled: the instructions that must be in its
+    # machine code, those that must not, and those its page shows.
+    "sass": [{"kernel": str, "patterns": _ARGS, "absent": _ARGS, "show": _ARGS, "why": str}],
+    # The day's headline rows as nvbench benchmarks (the lesson's NVBENCH
+    # file): the arguments the record runs it with, each nvbench axis named
+    # as the course row field it matches, and the course rows' other fields.
+    "nvbench": {"args": _ARGS, "axes": _ROW, "rows": _ROW},
 }
-OPTIONAL = {"why", "host_bound"}
+OPTIONAL = {"why", "host_bound", "patterns", "absent", "show"}
 SANITIZERS = ("memcheck", "racecheck", "synccheck", "initcheck")
 EXPECTATIONS = ("fault", "report")
 # A [[sass]] pattern is a regular expression run over a kernel's machine
@@ -61,6 +68,7 @@ class LessonInfo:
     profile_runs: tuple[dict, ...] = ()
     timeline_args: tuple[str, ...] = ()
     sass: tuple[dict, ...] = ()
+    nvbench: dict = dataclasses.field(default_factory=dict, compare=False)
     lines: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     def line(self, path: str) -> int:
@@ -167,10 +175,14 @@ def _more_problems(data: dict, variants: tuple[str, ...] | None, problems: list[
             problems.append((f"review.negative[{i}].target", f"'{s['target']}' is not one of the lesson's variants "
                              f"(its CMakeLists.txt's VARIANTS): {', '.join(variants) or 'none'}"))
     for i, s in enumerate(data.get("sass", []) or []):
-        for k, pat in enumerate(s.get("patterns", []) if isinstance(s, dict) else []):
+        if isinstance(s, dict) and not any(s.get(k) for k in ("patterns", "absent", "show")):
+            problems.append((f"sass[{i}]", "needs 'patterns', 'absent' or 'show': what to check or show"))
+        listed = [(key, k, pat) for key in ("patterns", "absent", "show")
+                  for k, pat in enumerate(s.get(key, []) if isinstance(s, dict) else [])]
+        for key, k, pat in listed:
             if not isinstance(pat, str):
                 continue
-            where = f"sass[{i}].patterns[{k}]"
+            where = f"sass[{i}].{key}[{k}]"
             if len(pat) > MAX_PATTERN:
                 problems.append((where, f"is {len(pat)} characters; a pattern holds at most {MAX_PATTERN}"))
                 continue
@@ -222,5 +234,6 @@ def load_lesson_info(path: Path, shown: str, variants: tuple[str, ...] | None = 
         profile_runs=tuple(profile.get("runs", ())),
         timeline_args=tuple(data.get("timeline", {}).get("args", ())),
         sass=tuple(data.get("sass", ())),
+        nvbench=dict(data.get("nvbench", {})),
         lines=lines,
     )

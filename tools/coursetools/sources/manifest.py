@@ -56,6 +56,7 @@ class Lesson:
     architectures: tuple[str, ...] = ()
     variants: tuple[str, ...] = ()
     timeline_target: str = ""
+    nvbench_target: str = ""  # its nvbench benchmarks, where this build has nvbench
     extra_flags: tuple[str, ...] = ()  # compile flags beyond the course's (see CourseLesson.cmake)
     info: LessonInfo = LessonInfo()
 
@@ -170,6 +171,7 @@ def load(path: Path | None = None) -> list[Lesson]:
                 nvcc_flags=d.get("nvcc_flags", ""), built=bool(d.get("built", True)),
                 architectures=tuple(d.get("architectures", [])),
                 variants=tuple(d.get("variants", [])), timeline_target=d.get("timeline_target", ""),
+                nvbench_target=str(d.get("nvbench_target", "")),
                 extra_flags=tuple(str(f) for f in d.get("extra_flags", []) if isinstance(d.get("extra_flags"), list)),
                 info=load_lesson_info(info_path, f"{d['dir']}/{LESSON_FILE}", tuple(d.get("variants", []))),
             )
