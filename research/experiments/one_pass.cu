@@ -16,6 +16,10 @@
 //                  its first statement waits for the kernel before it, and
 //                  every block lets the next launch begin once its loads
 //                  are done, so a call's launch overlaps the last one's end
+//   last-block-acq-rel  last-block with the arrival an acquire-release
+//                  atomic (cuda::atomic_ref) in place of __threadfence(),
+//                  whose sequentially consistent fence (MEMBAR.SC.GPU) may
+//                  cost more than the ordering needs
 //   last-cluster   clusters of 8 add their partials through distributed
 //                  shared memory first; one partial and one atomic per
 //                  cluster, the last cluster's rank 0 adds them
@@ -44,6 +48,7 @@
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 #include <cub/device/device_reduce.cuh>
+#include <cuda/atomic>
 
 #include "course.cuh"
 
@@ -196,6 +201,34 @@ __global__ void lastBlock(const float* __restrict__ in, size_t n,
     }
 }
 
+// last-block-acq-rel. Launch assumption: as lastBlock.
+__global__ void lastBlockAcqRel(const float* __restrict__ in, size_t n,
+                                float* __restrict__ partials,
+                                unsigned int* __restrict__ arrived,
+                                float* __restrict__ out) {
+    const float acc = blockPartial(in, n);
+    __shared__ bool last;
+    if (threadIdx.x == 0) {
+        partials[blockIdx.x] = acc;
+        // Release: this block's partial before its arrival; acquire: the
+        // last block's reads after every arrival (and the barrier below
+        // carries that to its other threads).
+        cuda::atomic_ref<unsigned int, cuda::thread_scope_device> count(
+            *arrived);
+        last = count.fetch_add(1u, cuda::memory_order_acq_rel) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last) {
+        return;
+    }
+    const float total = addPartials(partials, gridDim.x);
+    if (threadIdx.x == 0) {
+        *out = total;
+        cuda::atomic_ref<unsigned int, cuda::thread_scope_device>(*arrived)
+            .store(0u, cuda::memory_order_relaxed);
+    }
+}
+
 // last-cluster. Launch assumption: clusters of kCluster, a grid that is a
 // multiple of it, *arrived 0 and left 0; partials holds a value per cluster.
 __global__ void lastCluster(const float* __restrict__ in, size_t n,
@@ -321,6 +354,15 @@ void lastBlockRow(const Buffers& b, size_t n, cudaStream_t s) {
                    b.partials.get(), b.counter.get(), b.out.get());
 }
 
+void lastBlockAcqRelRow(const Buffers& b, size_t n, cudaStream_t s) {
+    if (n <= kTile) {
+        oneTile<<<1, kThreads, 0, s>>>(b.in, n, b.out);
+        return;
+    }
+    lastBlockAcqRel<<<gridFor(b, n, kWaves), kThreads, 0, s>>>(
+        b.in, n, b.partials, b.counter, b.out);
+}
+
 void lastClusterRow(const Buffers& b, size_t n, cudaStream_t s) {
     if (n <= kTile) {
         oneTile<<<1, kThreads, 0, s>>>(b.in, n, b.out);
@@ -395,6 +437,7 @@ const struct Design {
     {"v9", v9, true},
     {"last-block", lastBlockRow<kWaves, false>, true},
     {"last-block-pdl", lastBlockRow<kWaves, true>, true},
+    {"last-block-acq-rel", lastBlockAcqRelRow, true},
     {"last-cluster", lastClusterRow, false},
     {"one-wave", lastBlockRow<1, false>, false},
     {"designated", designatedRow, true},
