@@ -36,6 +36,7 @@
 
 #include <cuda_runtime.h>
 #include <cub/device/device_reduce.cuh>
+#include <cuda/atomic>
 
 #include "course.cuh"
 
@@ -501,50 +502,72 @@ void enqueueV9(const Buffers& b, size_t n, cudaStream_t s) {
 // its partial and counts itself in with one atomic, and the block that
 // counts last, which then knows every partial is in memory, adds them all
 // with the second pass's own code, in index order. The grid is v9's, the
-// order of additions is v9's, so the bits are v9's, every run.
-// Launch assumption: blockDim.x == kThreadsPerBlock; partials holds
-// gridDim.x floats; *arrived is 0 at launch, and the last block leaves it 0
-// for the next call (stream order keeps two calls apart).
+// order of additions is v9's, so the bits are v9's, every run. Like v9's
+// second pass it is launched programmatically where the code allows it, so
+// one call's launch overlaps the end of the call before.
+// Launch assumption: blockDim.x == kThreadsPerBlock; a grid of at most one
+// wave (every block resident at once); partials holds gridDim.x floats;
+// *arrived is 0 at launch, and the last block leaves it 0 for the next call.
 __global__ void reduceV10(const float* __restrict__ in, size_t n,
                           float* __restrict__ partials,
                           unsigned int* __restrict__ arrived,
                           float* __restrict__ out) {
     COURSE_BLOCK_BEGIN();
+#if __CUDA_ARCH__ >= 900
+    // Load bearing under programmatic launch: the kernel before this one
+    // may still be running (the call before, still adding, or whatever
+    // wrote `in`); nothing is read or written before this returns.
+    cudaGridDependencySynchronize();
+#endif
+    COURSE_BLOCK_WAITED();
     const float acc = course::blockSum<kThreadsPerBlock>(
         gridStrideFold<float4>(in, n, course::Plus{}));
+#if __CUDA_ARCH__ >= 900
+    // This block's loads are done: the next kernel may launch (it waits
+    // for this whole grid, the last block's additions included).
+    cudaTriggerProgrammaticLaunchCompletion();
+#endif
+    cuda::atomic_ref<unsigned int, cuda::thread_scope_device> count(*arrived);
     __shared__ bool last;
     if (threadIdx.x == 0) {
         partials[blockIdx.x] = acc;
-        // Load bearing: this block's partial is visible to the whole GPU
-        // before its arrival is counted, so the last block sees it.
-        __threadfence();
-        last = atomicAdd(arrived, 1u) == gridDim.x - 1;
+        // Load bearing: release, so this block's partial is visible before
+        // its arrival is counted; acquire, so the block that counts last
+        // reads every partial after every arrival. (An acquire-release
+        // atomic, not __threadfence(): that is a sequentially consistent
+        // fence, measured slower: research/one-pass.md.)
+        last = count.fetch_add(1u, cuda::memory_order_acq_rel) == gridDim.x - 1;
     }
-    __syncthreads();        // `last` written before any thread reads it
-    COURSE_BLOCK_WAITED();  // the timeline's mark: this block's pass is done
+    __syncthreads();  // `last`, and thread 0's acquire, for every thread
     if (last) {
-        // Load bearing: no partial is read before every arrival was seen.
-        __threadfence();
         const float total = addPartialsInOrder(partials, gridDim.x);
         if (threadIdx.x == 0) {
             *out = total;
-            *arrived = 0;
+            count.store(0u, cuda::memory_order_relaxed);
         }
     }
     COURSE_BLOCK_END();
 }
 // end snippet
 
-// v10's launch: v6's kernel up to one tile, as v9; beyond, v9's grid in
-// one launch.
+// snippet: v10-dispatch
+// v10's launches. Up to one tile, v6's kernel alone, as v9. Up to one wave
+// of blocks, v9's grid in one programmatic launch. Beyond one wave, v9's
+// two passes: there a one-pass combine measured slower than v9's second
+// pass (16 Mi elements, every timing: research/one-pass.md), as thousands
+// of blocks queue on one counter and the last block reads thousands of
+// partials one round trip after the rest.
 void enqueueV10(const Buffers& b, size_t n, cudaStream_t s) {
-    if (n <= kTileElems) {
-        reduceV6<<<1, kThreadsPerBlock, 0, s>>>(b.in, n, b.out);
+    const unsigned int blocks = gridFor(b, n);
+    if (n <= kTileElems || blocks > static_cast<unsigned int>(b.machineGrid)) {
+        enqueueV9<kV9Waves>(b, n, s);
         return;
     }
-    reduceV10<<<gridFor(b, n), kThreadsPerBlock, 0, s>>>(b.in, n, b.partials,
-                                                         b.arrived, b.out);
+    course::launch(reduceV10, dim3(blocks), dim3(kThreadsPerBlock), s,
+                   course::LaunchAttrs{0, b.programmatic}, b.in.get(), n,
+                   b.partials.get(), b.arrived.get(), b.out.get());
 }
+// end snippet
 
 // snippet: read-ceiling
 // The read ceiling: every 16-byte word of the input read once, with v9's
