@@ -227,7 +227,7 @@ function(course_add_lesson target)
     # also before the gate.
     add_test(NAME ${target}_starts COMMAND ${target} --help)
     add_test(NAME ${target}_bad_args
-             COMMAND sh -c "for a in ' -1' '+5' 18446744073709551616; do \"$0\" --size \"$a\"; [ $? -eq 64 ] || exit 1; done; \"$0\" --samples 2147483648; [ $? -eq 64 ] || exit 1; \"$0\" --json /dev/full; [ $? -eq 64 ]"
+             COMMAND sh -c "for a in ' -1' '+5' 18446744073709551616; do \"$0\" --size \"$a\"; [ $? -eq 64 ] || exit 1; done; for f in --help=1 --quick=yes --profile= -h=0; do \"$0\" \"$f\"; [ $? -eq 64 ] || exit 1; done; \"$0\" --samples 2147483648; [ $? -eq 64 ] || exit 1; \"$0\" --json /dev/full; [ $? -eq 64 ]"
                      $<TARGET_FILE:${target}>)
     set_tests_properties(${target}_starts ${target}_bad_args PROPERTIES LABELS cpu)
   endif()

@@ -193,6 +193,14 @@ inline Args parseArgs(const LessonSpec& spec, int argc, char** argv) {
             return argv[++i];
         };
         unsigned long long x = 0;
+        // A flag takes no value: "--quick=1" is refused, whatever the flag
+        // (--help among them), before it acts.
+        const bool flag = arg == "--quick" || arg == "--check-only" ||
+                          arg == "--profile" || arg == "--help" || arg == "-h";
+        if (flag && hasInline) {
+            usage(spec,
+                  arg + " takes no value, got '" + arg + "=" + inlined + "'");
+        }
         if (arg == "--size") {
             const char* v = value();
             if (!parseWhole(v, SIZE_MAX, x) || x == 0) {
@@ -245,10 +253,6 @@ inline Args parseArgs(const LessonSpec& spec, int argc, char** argv) {
             std::exit(kExitOk);
         } else {
             usage(spec, "unknown argument '" + arg + "'");
-        }
-        if (hasInline) {  // a flag that takes no value was given one
-            usage(spec,
-                  arg + " takes no value, got '" + arg + "=" + inlined + "'");
         }
     }
     return a;
