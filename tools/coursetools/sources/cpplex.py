@@ -148,7 +148,8 @@ def code_tokens(text: str) -> list[str]:
             at_line_start = True
             continue
         tok = m.group()
-        if at_line_start and tok.startswith("#"):
+        # A directive begins with '#' or its digraph '%:' ([lex.digraph]).
+        if at_line_start and (tok.startswith("#") or tok.startswith("%:")):
             in_directive = True
             words = 0
         at_line_start = False
@@ -162,7 +163,7 @@ def code_tokens(text: str) -> list[str]:
         append(tok)
         if in_directive:
             words += 1
-            if kind == "word" and words >= 2 and out[-2] in ("define", "#define"):
+            if kind == "word" and words >= 2 and out[-2] in ("define", "#define", "%:define"):
                 define_at = m.end()
     if in_directive:
         append("\n")

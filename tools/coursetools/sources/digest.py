@@ -36,7 +36,8 @@ from . import cpplex, hashlex
 METHOD = "course-tokens/2"
 # An include directive's header name, <...> or "...": inside it, '/*' is
 # part of a path, not the start of a comment.
-INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*(?:include|include_next|import)[ \t]*(?:<(?P<name>[^>\n]*)>|"(?P<q>[^"\n]*)")',
+# A directive's '#' may be spelled '%:', its digraph ([lex.digraph]).
+INCLUDE_RE = re.compile(r'^[ \t]*(?:#|%:)[ \t]*(?:include|include_next|import)[ \t]*(?:<(?P<name>[^>\n]*)>|"(?P<q>[^"\n]*)")',
                         re.M)
 # The build's own files, which every lesson's binary depends on.
 # The experiments' folder is added to the same configure, so it could

@@ -52,9 +52,22 @@ def _line_end(text: str, i: int) -> int:
 
 
 def cmake_tokens_at(text: str) -> list[tuple[str, int]]:
-    """cmake_tokens(), each with the line it starts on."""
+    """cmake_tokens(), each with the line it starts on. Two arguments with
+    nothing between them (`set(archs"${min}")`) are one argument to CMake's
+    own parser, so they are one token here too: the same tokens mean the
+    same arguments to both."""
     out: list[tuple[str, int]] = []
+    ends: list[int] = []  # where each token of `out` ends
     i, n = 0, len(text)
+
+    def emit(tok: str, start: int) -> None:
+        if out and ends[-1] == start and tok not in "()" and out[-1][0] not in "()":
+            out[-1] = (out[-1][0] + tok, out[-1][1])
+            ends[-1] = start + len(tok)
+            return
+        out.append((tok, _line(text, start)))
+        ends.append(start + len(tok))
+
     while i < n:
         c = text[i]
         if c.isspace():
@@ -70,7 +83,7 @@ def cmake_tokens_at(text: str) -> list[tuple[str, int]]:
             else:
                 i = _line_end(text, i)
         elif c in "()":
-            out.append((c, _line(text, i)))
+            emit(c, i)
             i += 1
         elif c == '"':
             j = i + 1
@@ -78,20 +91,20 @@ def cmake_tokens_at(text: str) -> list[tuple[str, int]]:
                 j += 2 if text[j] == "\\" else 1
             if j >= n:
                 raise Unreadable("a quoted argument that never closes", _line(text, i))
-            out.append((text[i:j + 1], _line(text, i)))
+            emit(text[i:j + 1], i)
             i = j + 1
         elif (m := _CMAKE_BRACKET_OPEN.match(text, i)) is not None:
             close = "]" + m.group(1) + "]"
             end = text.find(close, m.end())
             if end < 0:
                 raise Unreadable("a bracket argument that never closes", _line(text, i))
-            out.append((text[i:end + len(close)], _line(text, i)))
+            emit(text[i:end + len(close)], i)
             i = end + len(close)
         else:
             m = _CMAKE_UNQUOTED.match(text, i)
             if m is None:  # a lone backslash at the very end
                 raise Unreadable("a backslash with nothing after it", _line(text, i))
-            out.append((m.group(0), _line(text, i)))
+            emit(m.group(0), i)
             i = m.end()
     return out
 

@@ -27,7 +27,7 @@ from ..fsutil import read_source
 from .digest import INCLUDE_RE
 
 # A directive whose file name is neither "..." nor <...>: a macro.
-COMPUTED_RE = re.compile(r'^[ \t]*#[ \t]*(?:include|include_next|import)\b[ \t]*(?=[^<" \t\n])(\S+)', re.M)
+COMPUTED_RE = re.compile(r'^[ \t]*(?:#|%:)[ \t]*(?:include|include_next|import)\b[ \t]*(?=[^<" \t\n])(\S+)', re.M)
 # Files the scan reads for #include lines: C and C++ sources and headers.
 CPP_SUFFIXES = (".cu", ".cuh", ".h", ".hh", ".hpp", ".hxx", ".c", ".cc", ".cpp", ".cxx", ".inc", ".inl", ".ipp")
 # Where a toolchain lives: the compiler's and the system's headers. A
@@ -48,9 +48,13 @@ def _inside(path: Path, root: Path) -> str | None:
 # #embed, and __has_include, whose answer a file's existence changes. And
 # what makes a comment or blank line change the program: __LINE__ and
 # __COUNTER__ outside a diagnostic (the header's CUDA_CHECK prints
-# __LINE__; nothing else may use it).
-UNFOLLOWED_RE = re.compile(r"\.incbin\b|^[ \t]*#[ \t]*embed\b|\b__has_include(?:_next)?\b", re.M)
-LINE_RE = re.compile(r"\b__(?:LINE|COUNTER)__\b")
+# __LINE__; nothing else may use it), and their kin that a move of code
+# changes: the builtins behind std::source_location (__builtin_LINE,
+# __builtin_COLUMN, __builtin_FILE, __builtin_FUNCTION and their
+# __builtin_source_location) and std::source_location itself.
+UNFOLLOWED_RE = re.compile(r"\.incbin\b|^[ \t]*(?:#|%:)[ \t]*embed\b|\b__has_include(?:_next)?\b", re.M)
+LINE_RE = re.compile(r"\b__(?:LINE|COUNTER)__\b|\b__builtin_(?:LINE|COLUMN|FILE|FILE_NAME|FUNCTION|FUNCSIG|"
+                     r"source_location)\b|\bsource_location\b")
 LINE_ALLOWED = ("common/course/check.cuh",)
 
 

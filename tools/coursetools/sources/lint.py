@@ -18,8 +18,9 @@ from pathlib import Path
 from ..errors import Diagnostic, SourceError, UsageError
 from . import manifest
 
-OWN_MACRO_RE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(CUDA_CHECK|timeKernel)\b", re.MULTILINE)
-PART_INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](course/[^>"]*)[>"]', re.MULTILINE)
+# A directive's '#' may be spelled '%:', its digraph.
+OWN_MACRO_RE = re.compile(r"^[ \t]*(?:#|%:)[ \t]*define[ \t]+(CUDA_CHECK|timeKernel)\b", re.MULTILINE)
+PART_INCLUDE_RE = re.compile(r'^[ \t]*(?:#|%:)[ \t]*include[ \t]*[<"](course/[^>"]*)[>"]', re.MULTILINE)
 OWN_FUNCTION_RE = re.compile(r"\btimeKernel\s*\([^;{}()]*(\([^;{}()]*\)[^;{}()]*)*\)\s*(const\s*)?\{")
 
 
