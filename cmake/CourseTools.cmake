@@ -36,8 +36,7 @@ foreach(l IN LISTS lessons)
     COMMENT "course: snippets of ${target}"
     VERBATIM)
   list(APPEND snippet_outputs "${index}")
-  file(GLOB evidence_files CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/evidence/records/${target}/*.json")
-  list(APPEND page_inputs ${srcs} "${PROJECT_SOURCE_DIR}/${dir}/README.md.j2" ${evidence_files})
+  list(APPEND page_inputs ${srcs} "${PROJECT_SOURCE_DIR}/${dir}/README.md.j2")
   if(EXISTS "${PROJECT_SOURCE_DIR}/${dir}/lesson.toml")
     list(APPEND page_inputs "${PROJECT_SOURCE_DIR}/${dir}/lesson.toml")
   endif()
@@ -45,6 +44,19 @@ foreach(l IN LISTS lessons)
     list(APPEND page_inputs ${target})
   endif()
 endforeach()
+
+# The evidence's state, once per build: every promotion verified (its
+# signatures, records, digests, the build's flags), written to one file
+# that the pages, the site, the browser test, compare and serve read; each
+# of them refuses a state older than the evidence or sources it covers.
+set(state "${CMAKE_BINARY_DIR}/evidence-state.json")
+file(GLOB_RECURSE evidence_files CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/evidence/*")
+list(FILTER evidence_files EXCLUDE REGEX "/[.]promote[.]lock$")
+add_custom_command(OUTPUT "${state}"
+  COMMAND ${CMAKE_COMMAND} -E env ${tool_env} "${COURSE_TOOL}" evidence state -o "${state}"
+  DEPENDS ${page_inputs} ${header} ${tool_sources} ${evidence_files} "${CMAKE_BINARY_DIR}/course-manifest.json"
+  COMMENT "course: the evidence's state (every promotion verified)"
+  VERBATIM)
 
 # The pages (committed: students read them in place) and the README's
 # day table, in one render; the stamp records that this build did it.
@@ -54,8 +66,7 @@ set(stamp "${CMAKE_BINARY_DIR}/pages.stamp")
 add_custom_command(OUTPUT "${stamp}"
   COMMAND ${CMAKE_COMMAND} -E env ${tool_env} "${COURSE_TOOL}" render
   COMMAND ${CMAKE_COMMAND} -E touch "${stamp}"
-  DEPENDS ${page_inputs} ${header} ${tool_sources} "${PROJECT_SOURCE_DIR}/README.md"
-          "${PROJECT_SOURCE_DIR}/evidence/promoted.json" "${PROJECT_SOURCE_DIR}/evidence/allowed_signers"
+  DEPENDS "${state}" ${page_inputs} ${header} ${tool_sources} "${PROJECT_SOURCE_DIR}/README.md"
   COMMENT "course: pages and the README's day table"
   VERBATIM)
 

@@ -113,6 +113,14 @@ def build_parser() -> argparse.ArgumentParser:
     r.set_defaults(func=c.cmd_promote)
     r = esub.add_parser("verify", help="exit 4 if promoted evidence is stale, altered, unsigned or missing")
     r.set_defaults(func=c.cmd_verify)
+    r = esub.add_parser("state", help="verify every promotion once and write the state the pages read",
+                        formatter_class=fmt,
+                        description="Verifies every lesson's promotion (as verify does) and writes what it found to "
+                                    "one file, which render, site, serve, compare and the browser test read. Exits 0 "
+                                    "whatever it finds (a page without valid evidence says UNVERIFIED); verify is "
+                                    "the check that fails.")
+    r.add_argument("-o", "--output", default=f"{b}/evidence-state.json", help="the state file to write")
+    r.set_defaults(func=c.cmd_state)
     r = esub.add_parser("status", help="each lesson's evidence state")
     r.set_defaults(func=c.cmd_status)
     r = esub.add_parser(

@@ -198,6 +198,17 @@ def cmd_verify(args) -> int:
     return EXIT_OK
 
 
+def cmd_state(args) -> int:
+    from .evidence import state, verify
+
+    lessons = manifest.load()
+    out = Path(args.output)
+    check_no_links_between(out, manifest.ROOT) if manifest.ROOT in out.resolve().parents else None
+    path = state.write(verify.lesson_states(lessons), lessons, out)
+    print(f"state: {display_path(path)}: {len(lessons)} lesson(s)")
+    return EXIT_OK
+
+
 def cmd_status(args) -> int:
     from .evidence import verify
 
@@ -223,7 +234,9 @@ def cmd_compare(args) -> int:
         else:
             print(compare.format_comparison(table, args.tag_a, args.tag_b))
         return EXIT_OK
-    left, right = carry.load_side(lesson, args.tag_a), carry.load_side(lesson, args.tag_b)
+    from .evidence.sides import load_side
+
+    left, right = load_side(lesson, args.tag_a), load_side(lesson, args.tag_b)
     blocks = carry.compare(lesson, left, right)
     if args.json:
         print(json.dumps(carry.as_json(lesson, left, right, blocks), indent=1))

@@ -42,9 +42,11 @@ def course(capsys):
 
 @pytest.fixture
 def in_tmp(tmp_path, monkeypatch):
-    """A temporary folder that is the repository root for the tools."""
+    """A temporary folder that is the repository root for the tools (its
+    build folder too: nothing here writes into the real build)."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(manifest, "ROOT", tmp_path)  # every tool reads the root from there
+    monkeypatch.setenv("COURSE_BUILD_DIR", str(tmp_path / "build"))
     return tmp_path
 
 
@@ -101,6 +103,30 @@ def reviewer_key(tmp_path_factory):
     return d / "reviewer"
 
 
+@pytest.fixture(autouse=True)
+def evidence_state_as_the_build_writes_it(request, monkeypatch):
+    """The pages, the site and compare read build/evidence-state.json,
+    which the build writes before it renders (cmake/CourseTools.cmake).
+    Tests run the tools without the build, so here the state is written
+    afresh just before each read, as the build would have: tests of the
+    state file itself (marked `real_state`) read it as it is."""
+    if request.node.get_closest_marker("real_state"):
+        return
+    from coursetools.evidence import state as ev_state
+    from coursetools.evidence import verify
+
+    original = ev_state.load
+
+    def load(lessons, path=None, check=True):
+        ev_state.write(verify.lesson_states(lessons), lessons, path)
+        return original(lessons, path, check)
+    monkeypatch.setattr(ev_state, "load", load)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "real_state: read the evidence state file as it is (no fresh write)")
+
+
 del os
 
 
@@ -113,6 +139,7 @@ def page_repo_with(in_tmp, monkeypatch, source: str = "int x;\n", readme: bool =
     write(in_tmp / "lessons" / "day99_fake" / "fake.cu", source)
     write(in_tmp / "research" / "REVIEW-PROCESS.md", "# r\n")
     monkeypatch.setenv("COURSE_EVIDENCE_DIR", str(in_tmp / "evidence"))
+    monkeypatch.setenv("COURSE_BUILD_DIR", str(in_tmp / "build"))
     lesson = fake_lesson(in_tmp)
     monkeypatch.setattr(manifest, "load", lambda path=None: [lesson])
     if not readme:  # the README's day table left out, unless the test is about it

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from coursetools.evidence import state as ev_state
+
 from conftest import gz, fake_lesson, write, page_repo_with
 from coursetools.binaries import flags
 from coursetools.record import run as ev_run
@@ -182,7 +184,7 @@ def test_a_lesson_toml_sentence_is_checked_as_prose(in_tmp, monkeypatch):
            "gpu": {"name": "G", "compute_capability": "9.0", "sm_count": 1, "driver": "d", "cuda_runtime": "13.0"},
            "toolchain": {"nvcc": "13.0"}, "git": {"commit": "abcdef1234567"}}
     entry = {"promoted_by": "R", "principal": "r@x", "promoted_at": "2026-12-01"}
-    page = page_api.Page(lesson, [], ev_verify.State(lesson, "promoted", [], entry, rec))
+    page = page_api.Page(lesson, [], ev_state.fixture(lesson, entry=entry, records=rec))
     marks._issued.clear()
     text = marks.resolve_marks(page.expected_output())
     problems = check(text)
@@ -193,7 +195,7 @@ def test_a_helper_label_cannot_close_its_code_span(in_tmp, monkeypatch):
     lesson = fake_lesson(in_tmp)
     monkeypatch.setattr(page_api.sass if hasattr(page_api, "sass") else __import__("coursetools.binaries.sass",
                         fromlist=["x"]), "excerpt", lambda binary, kernel, n, show=None: ["LDG.E.128 R4, [R2]"])
-    page = page_api.Page(lesson, [], ev_verify.State(lesson, "unverified", [], None, None))
+    page = page_api.Page(lesson, [], ev_state.fixture(lesson, [], entry=None, state="unverified"))
     marks._issued.clear()
     out = marks.resolve_marks(page.sass("_Z1kv", "k` **PDL is 7.9 us faster** `"))
     assert "**PDL is 7.9 us faster**" not in out.replace("``", "").split("`")[0::2][0]
@@ -271,12 +273,13 @@ RECORD = {"results": {"rows": [{"group": "g", "version": "a", "timing": "cold", 
 
 
 def promoted_state(lesson):
-    return ev_verify.State(lesson, "promoted", [], {"commit": "abcdef1234567", "tag": "t"}, RECORD)
+    return ev_state.fixture(lesson, RECORD, entry={"commit": "abcdef1234567", "tag": "t"})
 
 
 def test_render_removes_and_replaces_only_figures_it_drew(course, page_repo, monkeypatch):
     root, lesson = page_repo
-    monkeypatch.setattr(render.ev_verify, "state_of", promoted_state)
+    monkeypatch.setattr(render.ev_state, "load", lambda lessons, path=None, check=True: {
+        l.target: promoted_state(l) for l in lessons})
     figures = root / "lessons" / "day99_fake" / "figures"
     tmpl = root / "lessons" / "day99_fake" / "README.md.j2"
     write(tmpl, "# t\n\n{{ page.plot('fig-a', 'A', 'gbps', '{version}', group='g') }}\n")

@@ -114,3 +114,46 @@ def test_the_gpu_machines_commands_need_only_the_standard_library():
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "", f"third-party modules imported: {proc.stdout.strip()}"
+
+
+def _imports(path):
+    """The coursetools modules a file imports (absolute names)."""
+    import ast
+
+    tree = ast.parse(path.read_text())
+    pkg = path.relative_to(manifest.ROOT / "tools").with_suffix("").parts[:-1]
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = list(pkg[: len(pkg) - node.level + 1])
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            for alias in node.names:
+                out.add(f"{mod}.{alias.name}" if mod.startswith("coursetools") else mod)
+        elif isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+    return {m for m in out if m.startswith("coursetools")}
+
+
+def test_the_packages_import_only_down_the_pipeline():
+    """The evidence by job: record/ (the GPU side) imports nothing of the
+    evidence store, the rule or the pages; rule/ nothing of evidence/ or
+    record/ (it works on the rows it is given); pages/ and site/ read the
+    evidence only through the state's reader (evidence/state.py), never
+    the verification machinery."""
+    tools = manifest.ROOT / "tools" / "coursetools"
+    problems = []
+    for path in sorted(tools.rglob("*.py")):
+        part = path.relative_to(tools).parts[0]
+        for m in _imports(path):
+            inside = m.split(".")[1] if m.count(".") else ""
+            if part == "record" and inside in ("evidence", "rule", "pages", "site"):
+                problems.append(f"{path.name}: {m}")
+            if part == "rule" and inside in ("evidence", "record", "pages", "site"):
+                problems.append(f"{path.name}: {m}")
+            if part in ("pages", "site") and inside in ("record", "evidence") \
+                    and not m.startswith("coursetools.evidence.state"):
+                problems.append(f"{part}/{path.name}: {m}")
+    assert problems == [], problems

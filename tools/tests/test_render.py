@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from coursetools.evidence import state as ev_state
+
 from conftest import fake_lesson, write, page_repo_with
 from coursetools.pages import marks, page as page_api, render, rows as page_rows
 from coursetools.sources import manifest
@@ -94,7 +96,7 @@ def test_the_readme_table_lists_every_lesson():
 def test_a_table_column_can_come_from_the_rows_cold_twin(lesson):
     rows = [{"group": "h", "mode": m, "timing": t, "median_ms": ms}
             for m, t, ms in [("a", "batch", 0.010), ("a", "cold", 0.020), ("b", "batch", 0.030)]]
-    state = render.ev_verify.State(lesson, "promoted", [], {}, {"results": {"rows": rows}})
+    state = ev_state.fixture(lesson, entry={}, records={"results": {"rows": rows}})
     page = page_api.Page(lesson, [], state)
     cols = [["row", "mode", ""], ["batch", "median_ms:us", ".1f"], ["cold", "median_ms:us", ".1f", {"timing": "cold"}]]
     text = page.table(cols, group="h", timing="batch")
@@ -111,7 +113,7 @@ def test_where_verdict_names_the_sizes_the_rule_gives_that_word(lesson):
                 "samples_ms": [ms * (1 + i / 1000) for i in range(11)]}
     rows = [row("a", 1, 1.0), row("b", 1, 2.0), row("a", 2, 2.0), row("b", 2, 1.0),
             row("a", 3, 3.0), row("b", 3, 1.5)]
-    page = page_api.Page(lesson, [], render.ev_verify.State(lesson, "promoted", [], {}, {"results": {"rows": rows}}))
+    page = page_api.Page(lesson, [], ev_state.fixture(lesson, entry={}, records={"results": {"rows": rows}}))
 
     def where(word):
         text = page.where_verdict({"group": "s", "version": "a"}, {"group": "s", "version": "b"}, "elements", [1, 2, 3], word)
@@ -132,7 +134,7 @@ def test_the_versus_table_gives_each_word_with_its_estimate_and_interval(lesson)
     noisy = [1.0 + (i % 2) * 0.2 for i in range(64)]  # half at 1.0, half at 1.2
     rows = [row("a", 1, quiet), row("b", 1, [x * 2 for x in quiet]), row("a", 2, quiet), row("b", 2, noisy),
             row("a", 3, quiet), row("b", 3, [x * 1.002 for x in quiet])]
-    page = page_api.Page(lesson, [], render.ev_verify.State(lesson, "promoted", [], {}, {"results": {"rows": rows}}))
+    page = page_api.Page(lesson, [], ev_state.fixture(lesson, entry={}, records={"results": {"rows": rows}}))
     text = marks.unmark(marks.resolve_marks(page.versus_table({"group": "s", "version": "a"},
                                                                 {"group": "s", "version": "b"}, ["A", "B"],
                                                                 timings=["cold"])))
@@ -145,7 +147,7 @@ def test_the_versus_table_gives_each_word_with_its_estimate_and_interval(lesson)
 def test_rows_timed_in_different_sets_are_not_compared(lesson):
     rows = [{"group": "s", "version": v, "timing": "cold", "samples_ms": [1.0] * 20, "set": s}
             for v, s in (("a", "one"), ("b", "two"))]
-    page = page_api.Page(lesson, [], render.ev_verify.State(lesson, "promoted", [], {}, {"results": {"rows": rows}}))
+    page = page_api.Page(lesson, [], ev_state.fixture(lesson, entry={}, records={"results": {"rows": rows}}))
     with pytest.raises(marks.TemplateProblem, match="different sets"):
         page.compare({"version": "a"}, {"version": "b"})
 
@@ -154,7 +156,7 @@ def test_a_target_is_reached_or_missed_by_the_medians(lesson):
     def row(v, ms):
         return {"group": "s", "version": v, "elements": 1, "timing": "cold", "median_ms": ms,
                 "samples_ms": [ms * (1 + i / 1000) for i in range(11)]}
-    page = page_api.Page(lesson, [], render.ev_verify.State(lesson, "promoted", [], {},
+    page = page_api.Page(lesson, [], ev_state.fixture(lesson, entry={}, records=
                                                    {"results": {"rows": [row("a", 1.0), row("b", 1.03)]}}))
     a, b = {"group": "s", "version": "a"}, {"group": "s", "version": "b"}
     assert page.reaches(a, b, 1.02) == "reaches"
@@ -164,7 +166,7 @@ def test_a_target_is_reached_or_missed_by_the_medians(lesson):
 def test_a_review_step_can_be_picked_by_its_arguments(lesson):
     steps = [{"step": "neg: reported", "args": ["--size", "1"], "exit_code": 0},
              {"step": "neg: reported", "args": [], "exit_code": 1}]
-    page = page_api.Page(lesson, [], render.ev_verify.State(lesson, "promoted", [], {},
+    page = page_api.Page(lesson, [], ev_state.fixture(lesson, entry={}, records=
                                                    {"results": {"rows": []}, "review": {"steps": steps}}))
 
     def get(**kw):
@@ -181,6 +183,6 @@ def test_twins_are_counted_as_the_records_false_call_rate(lesson):
     quiet = [1.0 + i / 100000 for i in range(64)]
     rows = [row("cub", 1, quiet), row("cub-twin", 1, list(reversed(quiet))),
             row("cub", 2, quiet), row("cub-twin", 2, [x * 1.05 for x in quiet])]
-    page = page_api.Page(lesson, [], render.ev_verify.State(lesson, "promoted", [], {}, {"results": {"rows": rows}}))
+    page = page_api.Page(lesson, [], ev_state.fixture(lesson, entry={}, records={"results": {"rows": rows}}))
     counts = {k: marks.unmark(marks.resolve_marks(v)) for k, v in page.twins(group="s").items()}
     assert counts == {"slower": "1", "the same": "1"}

@@ -48,7 +48,10 @@ def _wait_for(predicate, seconds: float) -> float | None:
                     reason="needs a built course")
 def test_serve_shows_an_edited_snippet_comment_and_stops(tmp_path):
     copy = tmp_path / "course"
-    listed = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z"], capture_output=True, check=True).stdout
+    # Every file of the working tree git does not ignore, staged or not: an
+    # author's new day or a new module serves before it is committed.
+    listed = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            capture_output=True, check=True).stdout
     for rel in filter(None, listed.decode().split("\0")):
         src = REPO / rel
         if src.is_file():

@@ -72,6 +72,26 @@ def state_of(lesson: Lesson, base: Path | None = None) -> State:
     return State(lesson, state, reasons, entry, None, earlier)
 
 
+def lesson_states(lessons: list[Lesson], base: Path | None = None) -> list:
+    """Every lesson's state as the state file keeps it (evidence/state.py):
+    what state_of found, the promoted records by their files."""
+    from .state import LessonState
+
+    base = Path(base or evidence_dir())
+    out = []
+    for lesson in lessons:
+        st = state_of(lesson, base)
+        files = []
+        if st.entry and isinstance(st.entry.get("record"), str):
+            try:
+                files = [confined_record(st.entry["record"], lesson.target, base).relative_to(base.resolve()).as_posix()]
+            except (EvidenceError, ValueError):
+                files = []
+        out.append(LessonState(lesson, st.state, list(st.reasons), st.entry, files if st.valid else [],
+                               files if st.earlier is not None else []))
+    return out
+
+
 def verify(lessons: list[Lesson], base: Path | None = None) -> list[str]:
     """Problems with the evidence: every promoted entry re-checked, and
     every record file well formed. Lessons never promoted are fine here

@@ -59,12 +59,12 @@ class PageFigures:
     def _earlier(self):
         """The page API over the record promoted for the earlier code, or
         None where there is none that is intact and signed."""
-        if self._state.earlier is None:
+        if not self._state.earlier_files:
             return None
         if not hasattr(self, "_earlier_page"):
-            from ..evidence.verify import State
+            from ..evidence.state import LessonState
 
-            st = State(self._lesson, "promoted", [], self._state.entry, self._state.earlier)
+            st = LessonState(self._lesson, "promoted", [], self._state.entry, self._state.earlier_files)
             self._earlier_page = type(self)(self._lesson, [], st)
         return self._earlier_page
 

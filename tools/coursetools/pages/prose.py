@@ -213,12 +213,15 @@ def problems_in(text: str, allowed: set[float], days: set[int], shown: str, temp
 
 
 def check(lessons: list[Lesson], only=None) -> list[Diagnostic]:
+    from ..evidence import state as ev_state
+
     days = {l.day for l in lessons}
     out: list[Diagnostic] = []
+    states = ev_state.load(lessons)
     for lesson in lessons:
         if (only and lesson.target not in only) or not lesson.built:
             continue  # a lesson left out of this build keeps its page (render_all)
-        files, diags, _ = render.render_lesson(lesson, keep_marks=True)
+        files, diags, _ = render.render_lesson(lesson, keep_marks=True, state=states[lesson.target])
         out += diags
         page = files.get(lesson.path / render.PAGE)
         if page is None:

@@ -20,7 +20,7 @@ import traceback
 from pathlib import Path
 
 from ..errors import Diagnostic, SourceError, display_path
-from ..evidence import verify as ev_verify
+from ..evidence import state as ev_state
 from ..fsutil import read_source
 from ..sources import manifest, snippets
 from ..sources.manifest import Lesson
@@ -63,10 +63,14 @@ def _did_you_mean(name: str, known: list[str]) -> str:
     return f"; known snippets: {', '.join(known) or 'none'}"
 
 
-def render_lesson(lesson: Lesson, keep_marks: bool = False) -> tuple[dict[Path, str], list[Diagnostic], ev_verify.State]:
+def render_lesson(lesson: Lesson, keep_marks: bool = False,
+                  state: ev_state.LessonState | None = None) -> tuple[dict[Path, str], list[Diagnostic],
+                                                                   ev_state.LessonState]:
+    """One page. `state`: the lesson's evidence from the state file (read
+    here when not given)."""
     template_path = lesson.path / TEMPLATE
     shown = template_path.relative_to(manifest.ROOT).as_posix()
-    state = ev_verify.state_of(lesson)
+    state = state if state is not None else ev_state.of(lesson)
     if not template_path.exists():
         return {}, [Diagnostic(shown, 0, 0, f"no page template; expected {TEMPLATE} in {lesson.dir}")], state
     found, diags = snippets.extract([str(manifest.ROOT / s) for s in (*lesson.sources, *manifest.header_files(manifest.ROOT))], manifest.ROOT,
@@ -211,6 +215,7 @@ def render_all(lessons, only=None) -> tuple[dict[Path, str], list[tuple[str, lis
     diags: list[Diagnostic] = []
     stale = []
     orphans: list[Path] = []
+    states = ev_state.load(lessons)  # the evidence as the build verified it, once
     for lesson in lessons:
         if only and lesson.target not in only:
             continue
@@ -219,7 +224,7 @@ def render_all(lessons, only=None) -> tuple[dict[Path, str], list[tuple[str, lis
             # architectures): its page stays as it is, rendered where it is
             # built; nothing here can tell more about it.
             continue
-        f, d, state = render_lesson(lesson)
+        f, d, state = render_lesson(lesson, state=states[lesson.target])
         files.update(f)
         diags.extend(d)
         if state.state == "stale":

@@ -8,7 +8,7 @@ import re
 
 from ..rule.rows import ROW_KEY_FIELDS
 from ..rule import verdict as cmp
-from ..evidence import verify as ev_verify
+from ..evidence import state as ev_state
 from ..sources import manifest, snippets
 from ..sources.manifest import Lesson
 from .marks import TemplateProblem, UnknownSnippet, mark, mark_block
@@ -86,7 +86,7 @@ def provenance_text(record: dict, entry: dict) -> str:
 class PageRows:
     """The page API: state, snippets and numbers from rows."""
 
-    def __init__(self, lesson: Lesson, lesson_snippets: list[snippets.Snippet], state: ev_verify.State):
+    def __init__(self, lesson: Lesson, lesson_snippets: list[snippets.Snippet], state: ev_state.LessonState):
         self._lesson = lesson
         self._state = state
         self._snippets = {s.name: s for s in lesson_snippets}

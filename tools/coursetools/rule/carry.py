@@ -16,18 +16,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from pathlib import Path
 from statistics import NormalDist
 
-from ..errors import Diagnostic, UsageError, display_path
+from ..errors import Diagnostic, UsageError
 from ..sources.manifest import Lesson
 from . import verdict as rule
-from ..record.format import check_tag, load_json, load_record, record_path
 from .rows import row_key
-from ..evidence.verify import state_of
-
-PROMOTED = "promoted"
-
 
 @dataclasses.dataclass(frozen=True)
 class Side:
@@ -55,37 +49,15 @@ def _rows(results: dict, shown: str) -> tuple:
     return tuple(out)
 
 
-def load_side(lesson: Lesson, name: str) -> Side:
-    """A side by name: "promoted", a tag of this lesson's records, or a path
-    to a lesson's --json output (or to a record file)."""
-    if name == PROMOTED:
-        st = state_of(lesson)
-        if st.record is None:
-            raise UsageError(f"{lesson.target} has no promoted record that is valid today ({st.state}); "
-                             "name a tag or a --json file instead")
-        rec, shown = st.record, f"promoted {st.entry['tag']}"
-        results = rec["results"]
-    elif "/" not in name and not name.endswith(".json"):
-        check_tag(name)
-        path = record_path(lesson, name)
-        if not path.exists():
-            raise UsageError(f"{display_path(path)}: no record of {lesson.target} with tag '{name}'")
-        rec, shown = load_record(path), name
-        results = rec["results"]
-    else:
-        path = Path(name)
-        data = load_json(path, f"a --json output of {lesson.target} (or a record of it)")
-        shown = display_path(path)
-        results = data.get("results") if isinstance(data.get("results"), dict) else data
-        if results.get("lesson") != lesson.target:
-            raise UsageError(Diagnostic(shown, 0, 0, f"is the output of '{results.get('lesson')}', "
-                                        f"expected {lesson.target}'s --json output"))
+def side(label: str, results: dict, shown: str) -> Side:
+    """A run's side of a comparison: the lesson's timed rows of `results`
+    (a record's results, or a lesson's --json output), named `label`."""
     gpu = results.get("gpu") if isinstance(results.get("gpu"), dict) else {}
     rows = _rows(results, shown)
     if not rows:
         raise UsageError(Diagnostic(shown, 0, 0, "holds no timed rows (a --check-only or --profile run?); "
                                     "expected a timed run's --json output"))
-    return Side(shown, str(gpu.get("name") or "an unnamed GPU"), rows)
+    return Side(label, str(gpu.get("name") or "an unnamed GPU"), rows)
 
 
 def _matches(row: dict, where: dict) -> bool:

@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 
 from ..errors import EXIT_OK, CourseError, UsageError, display_path
-from ..evidence import verify as ev_verify
+from ..evidence import state as ev_state
 from ..fsutil import ensure_owned_folder
 from ..sources import manifest, standalone
 from . import explorer
@@ -272,14 +272,15 @@ def browser_test(site: Path, shots: Path) -> int:
         for l in lessons:
             if f"Day {l.day}" not in index and l.topic not in html.unescape(index):
                 problems.append(f"site test: index page does not list day {l.day}")
+        states = ev_state.load(lessons)
         for l in lessons:
             url = f"{base}/{Path(l.dir).name}/"
             dom = _chromium(chromium, "--dump-dom", url).stdout
-            found = page_problems(dom, l, ev_verify.state_of(l).valid) + link_problems(dom, url, l)
+            found = page_problems(dom, l, states[l.target].valid) + link_problems(dom, url, l)
             problems += [f"site test: day {l.day} ({url}): {p}" for p in found]
             if not found:
                 print(f"site test: day {l.day}: title, highlighted code, "
-                      + ("plot and provenance" if ev_verify.state_of(l).valid else "UNVERIFIED notice")
+                      + ("plot and provenance" if states[l.target].valid else "UNVERIFIED notice")
                       + ", snippet links to source lines, Compiler Explorer link and file")
         for l in lessons:
             problems += _layout_and_screenshots(chromium, base, site, l, shots)

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from ..errors import EXIT_OK, CourseError, UsageError
-from ..evidence import verify as ev_verify
+from ..evidence import state as ev_state
 from ..fsutil import ensure_owned_folder, replace_tree, write_atomic
 from ..sources import manifest, standalone
 from ..pages.rows import provenance_text
@@ -253,7 +253,7 @@ def _index(lessons, states) -> str:
 
 
 def collect(lessons, standalone_dir: Path) -> dict[str, str | bytes]:
-    states = {l.target: ev_verify.state_of(l) for l in lessons}  # each lesson's evidence, checked once
+    states = ev_state.load(lessons)  # each lesson's evidence, as the build verified it
     files: dict[str, str | bytes] = {"docs/index.md": _index(lessons, states), "docs/course.css": COURSE_CSS,
                                      "docs/course.js": COURSE_JS}
     for l in lessons:

@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..errors import CourseError, UsageError, report
+from ..errors import CourseError, EvidenceError, UsageError, report
 from ..fsutil import write_atomic
 from ..sources import manifest
 from . import build as site_build
@@ -64,6 +64,14 @@ def lessons_to_render(changed: set[str] | None, lessons) -> list[str] | None:
     return [l.target for l in lessons if l.dir in dirs]
 
 
+def refresh_state() -> None:
+    """build/evidence-state.json written again by `course evidence state`."""
+    proc = subprocess.run([sys.executable, "-m", "coursetools", "evidence", "state"], capture_output=True, text=True,
+                          cwd=manifest.ROOT, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    if proc.returncode != 0:
+        raise CourseError((proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["evidence state failed"])
+
+
 def rebuild(out: Path, changed: set[str] | None = None) -> bool:
     """Render the pages a change can alter and rewrite the site's sources;
     False (the problems printed) where a template or a source is wrong."""
@@ -72,7 +80,14 @@ def rebuild(out: Path, changed: set[str] | None = None) -> bool:
     try:
         lessons = manifest.load()
         only = lessons_to_render(changed, lessons)
-        files, _, orphans = render.render_all(lessons, only) if only != [] else ({}, [], [])
+        try:
+            files, _, orphans = render.render_all(lessons, only) if only != [] else ({}, [], [])
+        except EvidenceError:
+            # The evidence's state is missing or older than the sources (a
+            # change of code): written again as the build writes it, in a
+            # process of its own (serve runs no verification itself).
+            refresh_state()
+            files, _, orphans = render.render_all(lessons, only) if only != [] else ({}, [], [])
         changed = [p for p, text in sorted(files.items())
                    if not p.is_file() or p.read_text(encoding="utf-8") != text]
         for p in changed:

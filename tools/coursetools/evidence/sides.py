@@ -1,0 +1,45 @@
+"""The sides `course evidence compare` sets against each other, by name:
+"promoted" (the records the page shows, from the evidence's state), a tag
+of the lesson's records, or the path of a lesson's --json output (a
+student's run, from any GPU) or of a record file. The comparison itself is
+the rule's (rule/carry.py); this only finds and reads the runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import Diagnostic, UsageError, display_path
+from ..record.format import SUFFIX, check_tag, load_json, load_record, record_path
+from ..rule.carry import Side, side
+from ..sources.manifest import Lesson
+from . import state as ev_state
+
+PROMOTED = "promoted"
+
+
+def load_side(lesson: Lesson, name: str) -> Side:
+    """A side by name: "promoted", a tag of this lesson's records, or a path
+    to a lesson's --json output (or to a record file)."""
+    if name == PROMOTED:
+        st = ev_state.of(lesson)
+        if st.record is None:
+            raise UsageError(f"{lesson.target} has no promoted record that is valid today ({st.state}); "
+                             "name a tag or a --json file instead")
+        return side(f"promoted {st.entry['tag']}", st.record["results"], f"promoted {st.entry['tag']}")
+    if "/" not in name and not name.endswith(".json") and not name.endswith(SUFFIX):
+        check_tag(name)
+        path = record_path(lesson, name)
+        if not path.exists():
+            raise UsageError(f"{display_path(path)}: no record of {lesson.target} with tag '{name}'")
+        return side(name, load_record(path)["results"], name)
+    path = Path(name)
+    shown = display_path(path)
+    if name.endswith(SUFFIX):
+        results = load_record(path)["results"]
+    else:
+        data = load_json(path, f"a --json output of {lesson.target} (or a record of it)")
+        results = data.get("results") if isinstance(data.get("results"), dict) else data
+    if not isinstance(results, dict) or results.get("lesson") != lesson.target:
+        got = results.get("lesson") if isinstance(results, dict) else None
+        raise UsageError(Diagnostic(shown, 0, 0, f"is the output of '{got}', expected {lesson.target}'s --json output"))
+    return side(shown, results, shown)

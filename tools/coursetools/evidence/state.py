@@ -1,0 +1,181 @@
+"""The evidence's state: what `evidence verify` found, written once per
+build to build/evidence-state.json and read by everything that shows
+evidence (the pages, the site, the browser test, compare, serve).
+
+The state says, for each lesson, whether its promotion holds today and
+why not, names the promoted records, and covers what it was computed
+from: the bytes of every evidence file it read and of the build's files
+the promotion rules read, and each lesson's sources digest. A reader
+refuses a state whose covered inputs changed since (it is older than the
+evidence or the sources): the fix is the one command that writes it
+again. Reading the state runs none of the verification machinery
+(promote.py, signing.py, the build's flags); it only hashes files.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from ..errors import Diagnostic, EvidenceError, display_path
+from ..record.format import evidence_dir, load_record, sources_digest
+from ..sources import manifest
+from ..sources.manifest import Lesson
+
+SCHEMA = "course-evidence-state/1"
+FILE = "evidence-state.json"
+REFRESH = "tools/course evidence state (the build writes it: cmake --build --preset course)"
+
+
+def state_path() -> Path:
+    return manifest.build_dir() / FILE
+
+
+@dataclasses.dataclass
+class LessonState:
+    """A lesson's evidence as a page may use it."""
+
+    lesson: Lesson
+    state: str  # "promoted", "stale", "altered", "missing", "invalid", "unverified"
+    reasons: list[str]
+    entry: dict | None  # the promotion entry (signed), where there is one
+    record_files: list[str]  # the promoted records, relative to evidence/
+    earlier_files: list[str] = dataclasses.field(default_factory=list)  # stale, and only stale: the older code's
+    _loaded: dict = dataclasses.field(default_factory=dict, repr=False)
+
+    @property
+    def valid(self) -> bool:
+        return self.state == "promoted"
+
+    def _load(self, files: list[str]) -> list[dict]:
+        out = []
+        for rel in files:
+            if rel not in self._loaded:
+                self._loaded[rel] = load_record(evidence_dir() / rel)
+            out.append(self._loaded[rel])
+        return out
+
+    @property
+    def records(self) -> list[dict]:
+        """Every record of the promoted set (its first is the one the page
+        names its numbers from), or none where the state is not valid."""
+        return self._load(self.record_files) if self.valid else []
+
+    @property
+    def record(self) -> dict | None:
+        recs = self.records
+        return recs[0] if recs else None
+
+    @property
+    def earlier(self) -> dict | None:
+        recs = self._load(self.earlier_files)
+        return recs[0] if recs else None
+
+
+def fixture(lesson: Lesson, records, entry: dict | None = None, state: str = "promoted",
+            reasons: list[str] | None = None) -> LessonState:
+    """A state held in memory, its records given as objects (one or a
+    list): what tests render pages from (no file, no verification)."""
+    recs = [records] if isinstance(records, dict) else list(records or [])
+    names = [f"(fixture {i})" for i in range(len(recs))]
+    st = LessonState(lesson, state, list(reasons or []), entry if entry is not None else {}, names)
+    st._loaded.update(zip(names, recs))
+    return st
+
+
+def sha256_of(path: Path) -> str | None:
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        return None
+
+
+def covered_files(build: Path) -> list[Path]:
+    """The files a state is computed from besides the sources: every
+    evidence file, and the build's files the promotion rules read."""
+    base = evidence_dir()
+    out = [p for p in sorted(base.rglob("*")) if p.is_file() and p.name != ".promote.lock"] if base.is_dir() else []
+    out += [build / name for name in ("course-manifest.json", "compile_commands.json", "CMakeCache.txt")]
+    return out
+
+
+def _rel(path: Path) -> str:
+    try:
+        return path.resolve().relative_to(manifest.ROOT.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def fingerprint(lessons: list[Lesson], build: Path) -> dict:
+    return {
+        "files": {_rel(p): sha256_of(p) for p in covered_files(build)},
+        "sources": {l.target: sources_digest(l, build)["digest"] for l in lessons},
+    }
+
+
+def to_json(states: list[LessonState], lessons: list[Lesson], build: Path) -> str:
+    return json.dumps({
+        "schema": SCHEMA,
+        "covers": fingerprint(lessons, build),
+        "lessons": {s.lesson.target: {"state": s.state, "reasons": s.reasons, "entry": s.entry,
+                                      "records": s.record_files, "earlier": s.earlier_files} for s in states},
+    }, indent=1, sort_keys=True) + "\n"
+
+
+def load(lessons: list[Lesson], path: Path | None = None, check: bool = True) -> dict[str, LessonState]:
+    """Every lesson's state from the state file; EvidenceError (exit 4)
+    naming the command that writes it where the file is missing or
+    malformed, or (with `check`) older than what it covers."""
+    path = Path(path or state_path())
+    shown = display_path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise EvidenceError(Diagnostic(shown, 0, 0, f"missing: the evidence's state is written by {REFRESH}")) from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
+        raise EvidenceError(Diagnostic(shown, 0, 0, f"unreadable ({type(e).__name__}); write it again: {REFRESH}")) from None
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("lessons"), dict):
+        raise EvidenceError(Diagnostic(shown, 0, 0, f"not an evidence state of {SCHEMA}; write it again: {REFRESH}"))
+    if check:
+        now = fingerprint(lessons, manifest.build_dir())
+        then = data.get("covers") or {}
+        changed = sorted(k for k in now["files"].keys() | (then.get("files") or {}).keys()
+                         if now["files"].get(k) != (then.get("files") or {}).get(k))
+        changed += sorted(f"{t} (its sources)" for t, d in now["sources"].items()
+                          if (then.get("sources") or {}).get(t) != d)
+        if changed:
+            raise EvidenceError(Diagnostic(shown, 0, 0, f"older than what it covers ({', '.join(changed[:4])}"
+                                           f"{' and more' if len(changed) > 4 else ''} changed since); "
+                                           f"write it again: {REFRESH}"))
+    out = {}
+    for lesson in lessons:
+        d = data["lessons"].get(lesson.target)
+        if not isinstance(d, dict):
+            out[lesson.target] = LessonState(lesson, "unverified", ["not in the evidence's state"], None, [])
+            continue
+        out[lesson.target] = LessonState(lesson, str(d.get("state")), list(d.get("reasons") or []), d.get("entry"),
+                                         list(d.get("records") or []), list(d.get("earlier") or []))
+    return out
+
+
+def of(lesson: Lesson, path: Path | None = None) -> LessonState:
+    """One lesson's state (the whole file is checked)."""
+    return load([lesson], path)[lesson.target]
+
+
+def write(states: list[LessonState], lessons: list[Lesson], path: Path | None = None) -> Path:
+    from ..fsutil import write_atomic
+
+    path = Path(path or state_path())
+    write_atomic(path, to_json(states, lessons, manifest.build_dir()))
+    return path
+
+
+def environment_path() -> Path | None:
+    """A state file named by COURSE_EVIDENCE_STATE (tests and serve)."""
+    p = os.environ.get("COURSE_EVIDENCE_STATE")
+    return Path(p) if p else None
