@@ -50,10 +50,10 @@ def in_tmp(tmp_path, monkeypatch):
     return tmp_path
 
 
-def gz(text: str) -> bytes:
-    """Text as a record file holds it: gzip-compressed (record/format.py)."""
-    import gzip
-    return gzip.compress(text.encode("utf-8"), mtime=0)
+def packed(text: str) -> bytes:
+    """Text as a record file holds it: bzip2-compressed (record/format.py)."""
+    import bz2
+    return bz2.compress(text.encode("utf-8"))
 
 
 def read_record(path: Path) -> dict:

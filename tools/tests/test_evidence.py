@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from conftest import gz, read_record, write_record, fake_lesson, write
+from conftest import packed, read_record, write_record, fake_lesson, write
 from coursetools.rule import compare as ev_compare
 from coursetools.record import plausibility as ev_plaus
 from coursetools.evidence import promote as ev_promote
@@ -140,7 +140,7 @@ def test_impossible_numbers_are_not_recorded(repo, monkeypatch):
     monkeypatch.setenv("FAKE_GBPS", "99999")
     with pytest.raises(EvidenceError, match="above the device's theoretical"):
         record(root, lesson)
-    assert not (root / "evidence" / "records" / "day99_fake" / "t1.json.gz").exists()
+    assert not (root / "evidence" / "records" / "day99_fake" / "t1.json.bz2").exists()
 
 
 @pytest.mark.parametrize(
@@ -301,7 +301,7 @@ def test_two_promotes_at_once_both_land(repo, reviewer_key):
 
 def test_malformed_evidence_files_are_named(repo, reviewer_key):
     root, lesson, path = promoted(repo, reviewer_key)
-    path.write_bytes(gz("[1, 2, 3]"))
+    path.write_bytes(packed("[1, 2, 3]"))
     problems = ev_verify.verify([lesson])
     assert any("holds a JSON list, not an object" in p for p in problems), problems
     ev_store.promotions_path().write_text("{not json")

@@ -16,7 +16,7 @@ import pytest
 
 from coursetools.evidence import state as ev_state
 
-from conftest import gz, fake_lesson, write, page_repo_with
+from conftest import packed, fake_lesson, write, page_repo_with
 from coursetools.binaries import flags
 from coursetools.record import run as ev_run
 from coursetools.evidence import verify as ev_verify
@@ -313,10 +313,10 @@ def test_a_hand_made_figure_is_never_shown_for_a_measurement(course, page_repo):
 def test_evidence_json_with_a_duplicate_key_or_a_lone_surrogate_is_exit_4_with_its_line(course, page_repo, body,
                                                                                        words):
     root, _ = page_repo
-    write(root / "evidence" / "records" / "day99_fake" / "t.json.gz", gz(body))
+    write(root / "evidence" / "records" / "day99_fake" / "t.json.bz2", packed(body))
     r = course("evidence", "verify")
     one_line(r, 4)
-    assert "t.json.gz:" in r.err and words in r.err
+    assert "t.json.bz2:" in r.err and words in r.err
     r = course("evidence", "status")
     assert r.code == 0 and "day99_fake" in r.out  # status goes on past it
 
@@ -355,4 +355,4 @@ def test_record_refuses_a_run_without_a_gpu(in_tmp, monkeypatch):
         ev_run.record(fake_lesson(in_tmp), "t", "abc1234", True, build=in_tmp / "build", timeline=False,
                       profile=False)
     assert "nothing shows that a GPU ran" in str(e.value) and "no NVIDIA driver" in str(e.value)
-    assert not (in_tmp / "evidence" / "records" / "day99_fake" / "t.json.gz").exists()
+    assert not (in_tmp / "evidence" / "records" / "day99_fake" / "t.json.bz2").exists()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import gz, TOOLS, fake_lesson, listing, write, page_repo_with
+from conftest import packed, TOOLS, fake_lesson, listing, write, page_repo_with
 from coursetools.rule import compare as ev_compare
 from coursetools.record import plausibility as ev_plaus
 from coursetools.evidence import promote as ev_promote
@@ -37,7 +37,7 @@ def tree(in_tmp):
     write(in_tmp / "lessons" / "day01_x" / "a.cu", GOOD)
     write(in_tmp / "lessons" / "day01_x" / "README.md.j2", "# x\n")
     write(in_tmp / "lessons" / "day01_x" / "figures" / "f.svg", "<svg/>")
-    write(in_tmp / "evidence" / "records" / "day01_x" / "t.json.gz", gz("{}"))
+    write(in_tmp / "evidence" / "records" / "day01_x" / "t.json.bz2", packed("{}"))
     return in_tmp
 
 
@@ -222,7 +222,7 @@ def test_malformed_promotions_exit_4_with_one_line(course, page_repo, content, w
 
 def test_a_record_that_is_a_list_exits_4(course, page_repo):
     root, lesson = page_repo
-    write(root / "evidence" / "records" / "day99_fake" / "t1.json.gz", gz("[]"))
+    write(root / "evidence" / "records" / "day99_fake" / "t1.json.bz2", packed("[]"))
     r = course("evidence", "compare", "day99_fake", "t1", "t1")
     one_line_error(r, 4)
     assert "t1.json" in r.err
@@ -546,7 +546,7 @@ def test_a_fifo_where_a_record_belongs_is_refused_without_hanging(course, page_r
     write(root / "evidence" / "promoted.json", '{"promoted": {}, "history": []}')
     folder = root / "evidence" / "records" / "day99_fake"
     folder.mkdir(parents=True)
-    os.mkfifo(folder / "f.json.gz")
+    os.mkfifo(folder / "f.json.bz2")
     r = course("evidence", "verify")
     one_line_error(r, 4)
     assert "not a regular file" in r.err
@@ -555,7 +555,7 @@ def test_a_fifo_where_a_record_belongs_is_refused_without_hanging(course, page_r
 def test_records_must_sit_in_their_own_lessons_folder(course, page_repo):
     root, _ = page_repo
     write(root / "evidence" / "promoted.json", '{"promoted": {}, "history": []}')
-    write(root / "evidence" / "records" / "day12_gone" / "t.json.gz", gz("{}"))
+    write(root / "evidence" / "records" / "day12_gone" / "t.json.bz2", packed("{}"))
     r = course("evidence", "verify")
     assert r.code == 4 and "day12_gone" in r.err
 

@@ -175,7 +175,7 @@ def test_the_same_code_timed_twice_on_the_h200_is_called_faster_or_slower_at_mos
     current schema, words recomputed from the samples."""
     root = Path(__file__).resolve().parents[2] / "evidence" / "records"
     pairs = false_calls = zero_threshold_calls = 0
-    for path in sorted(root.glob("*/*.json.gz")):
+    for path in sorted(root.glob("*/*.json.bz2")):
         rec = read_record(path)
         if rec.get("schema") != "course-evidence/3":
             continue

@@ -38,10 +38,13 @@ def confined_record(entry_record: str, lesson_target: str, base: Path | None = N
     """The record file an entry names, which must lie in
     evidence/records/<lesson>/ (no '..', no link out). Entries signed before
     records were stored compressed name records/<lesson>/<tag>.json: the
-    same record, now stored as <tag>.json.gz (its digest, over the decoded
-    record, is the one they signed)."""
+    same record, now stored as <tag>.json.bz2 (its digest, over the decoded
+    record, is the one they signed). Records first stored as <tag>.json.gz
+    are stored as <tag>.json.bz2 since: the same record again."""
     base = Path(base or evidence_dir())
     folder = (base / "records" / lesson_target).resolve()
+    if isinstance(entry_record, str) and entry_record.endswith(".json.gz"):
+        entry_record = entry_record[: -len(".gz")]
     if isinstance(entry_record, str) and entry_record.endswith(".json"):
         entry_record += SUFFIX[len(".json"):]
     p = (base / entry_record).resolve()

@@ -126,7 +126,7 @@ def verify(lessons: list[Lesson], base: Path | None = None) -> list[str]:
             continue
         if rec.get("lesson") != p.parent.name:
             problems.append(f"{display_path(p)}: error: a record of {rec.get('lesson')!r} filed under "
-                            f"records/{p.parent.name}/; expected records/<its lesson>/<tag>.json.gz")
+                            f"records/{p.parent.name}/; expected records/<its lesson>/<tag>.json.bz2")
         if p.parent.name not in known:
             problems.append(f"{display_path(p)}: error: records/{p.parent.name}/ is no declared lesson's folder")
     problems += stray_files(base)
@@ -192,6 +192,6 @@ def stray_files(base: Path) -> list[str]:
         ok = (len(rel) == 1 and rel[0] in EVIDENCE_FILES) or (
             len(rel) == 3 and rel[0] == "records" and TAG_FILE_RE.fullmatch(rel[2]) is not None)
         if not ok or p.is_symlink() or not p.is_file():
-            out.append(f"{display_path(p)}: error: not something evidence/ holds; expected records/<lesson>/<tag>.json.gz, "
+            out.append(f"{display_path(p)}: error: not something evidence/ holds; expected records/<lesson>/<tag>.json.bz2, "
                        "promoted.json or allowed_signers (regular files)")
     return out

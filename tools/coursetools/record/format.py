@@ -1,26 +1,27 @@
 """What a record is on disk, and the one reader and writer of it.
 
 A record is one JSON object (its fields: research/REVIEW-PROCESS.md). It
-is stored compactly, as `evidence/records/<lesson>/<tag>.json.gz`: the
+is stored compactly, as `evidence/records/<lesson>/<tag>.json.bz2`: the
 object written as UTF-8 JSON with sorted keys, one row (one object of
-plain values) a line, then gzip-compressed (level 9, no name and a zero
-time in the gzip header, so the same record always makes the same bytes).
-Nothing is left out: every sample, decision and check is there, and `zcat
-TAG.json.gz` shows it as text. The record's digest is taken over the
-decoded object (canonical JSON, `canonical()`), never over the bytes on
-disk, so the encoding can change without changing what a digest means.
+plain values) a line, then bzip2-compressed (level 9; bzip2 writes no name
+or time, so the same record always makes the same bytes). Nothing is left
+out: every sample, decision and check is there, and `bzcat TAG.json.bz2`
+shows it as text. The record's digest is taken over the decoded object
+(canonical JSON, `canonical()`), never over the bytes on disk, so the
+encoding can change without changing what a digest means. (bzip2, not
+gzip: a day-24 record is 0.79 MB in it and 1.10 MB in gzip's level 9,
+the course's largest records being sweeps of small decimal numbers.)
 
 Standard library only: the GPU machine writes records with a bare python3.
 """
 
 from __future__ import annotations
 
-import gzip
+import bz2
 import hashlib
 import json
 import os
 import re
-import zlib
 from pathlib import Path
 
 from ..errors import Diagnostic, EvidenceError, UsageError, display_path
@@ -34,9 +35,9 @@ from ..sources.manifest import Lesson
 # readable history; schema 1 records (no samples) are held to less of its shape.
 SCHEMA = "course-evidence/3"
 OLD_SCHEMAS = ("course-evidence/1",)
-SUFFIX = ".json.gz"
+SUFFIX = ".json.bz2"
 TAG_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
-TAG_FILE_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}\.json\.gz")
+TAG_FILE_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}\.json\.bz2")
 COMMIT_RE = re.compile(r"^[0-9a-f]{7,40}$")
 # The most a record may hold decoded: the largest has been under 10 MB;
 # a file that inflates past this is refused, not read into memory.
@@ -277,23 +278,23 @@ def _lines(x, depth: int) -> str:
 
 
 def encode(rec: dict) -> bytes:
-    """The record as stored: JSON, one row a line, gzip-compressed the same
-    way every time."""
+    """The record as stored: JSON, one row a line, bzip2-compressed the
+    same way every time."""
     text = _lines(rec, 0) + "\n"
-    return gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)
+    return bz2.compress(text.encode("utf-8"), compresslevel=9)
 
 
 def decode(raw: bytes, shown: str) -> dict:
-    """The record a file's bytes hold, or EvidenceError: not gzip, more
-    than one gzip member or bytes after it, inflating past
-    MAX_DECODED_BYTES, or not strict JSON."""
-    what = "a record written by tools/course evidence record (gzip-compressed JSON)"
-    z = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)  # gzip framing
+    """The record a file's bytes hold, or EvidenceError: not bzip2, bytes
+    after its one stream, inflating past MAX_DECODED_BYTES, or not strict
+    JSON."""
+    what = "a record written by tools/course evidence record (bzip2-compressed JSON)"
+    z = bz2.BZ2Decompressor()
     try:
         text = z.decompress(raw, MAX_DECODED_BYTES + 1)
-    except zlib.error as e:
-        raise EvidenceError(Diagnostic(shown, 0, 0, f"is not gzip-compressed data ({e}); expected {what}")) from None
-    if len(text) > MAX_DECODED_BYTES or z.unconsumed_tail:
+    except (OSError, ValueError) as e:
+        raise EvidenceError(Diagnostic(shown, 0, 0, f"is not bzip2-compressed data ({e}); expected {what}")) from None
+    if len(text) > MAX_DECODED_BYTES or (not z.eof and not z.needs_input):
         raise EvidenceError(Diagnostic(shown, 0, 0, f"inflates past {MAX_DECODED_BYTES >> 20} MiB; expected {what}"))
     if not z.eof:
         raise EvidenceError(Diagnostic(shown, 0, 0, f"ends inside its compressed data (cut short?); expected {what}"))

@@ -1,6 +1,6 @@
 """`course evidence record`: builds the lesson's own target with the
 configured build, runs that binary (and its profile and timeline steps) on
-this GPU, and writes one record, evidence/records/<lesson>/<tag>.json.gz,
+this GPU, and writes one record, evidence/records/<lesson>/<tag>.json.bz2,
 never overwriting one. What ran is recorded truthfully: the sha256 of the
 executable, the sources digest computed here."""
 
