@@ -105,9 +105,14 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--review", help="the summary tools/course review wrote, to store with the record")
     r.add_argument("args", nargs="*", help="extra arguments for the lesson (after --)")
     r.set_defaults(func=c.cmd_record)
-    r = esub.add_parser("promote", help="the reviewer's gate: check every rule, sign, promote", formatter_class=fmt)
+    r = esub.add_parser("promote", help="the reviewer's gate: check every rule, sign, promote a set of records",
+                        formatter_class=fmt,
+                        description="Promotes records of one build made on two GPUs or more (distinct device UUIDs) "
+                                    "as one set, after checking every promotion rule on each: --tag A --tag B. The "
+                                    "first tag is the record the page takes its numbers from; its words are the "
+                                    "words every record of the set gives.")
     r.add_argument("--lesson", required=True, help="the lesson")
-    r.add_argument("--tag", required=True, help="the record's tag")
+    r.add_argument("--tag", required=True, action="append", help="a record's tag (repeat it: one record a GPU)")
     r.add_argument("--by", required=True, help="the reviewer's name, as it will show on the page")
     r.add_argument("--key", required=True, help="the reviewer's private SSH key (never in the repository)")
     r.set_defaults(func=c.cmd_promote)

@@ -179,8 +179,9 @@ def cmd_promote(args) -> int:
 
     _, (lesson,) = _lessons([args.lesson])
     entry = promote.promote(lesson, args.tag, args.by, Path(args.key))
-    print(f"promote: {entry['record']} promoted for {lesson.target}, signed by {entry['principal']} "
-          f"({entry['promoted_by']}) in evidence/promoted.json; now run: tools/course render")
+    print(f"promote: {', '.join(entry['records'])} promoted for {lesson.target} as one set ({len(entry['gpus'])} "
+          f"GPUs), signed by {entry['principal']} ({entry['promoted_by']}) in evidence/promoted.json; now run: "
+          "cmake --build --preset course (or tools/course evidence state, then render)")
     return EXIT_OK
 
 

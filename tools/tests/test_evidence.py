@@ -84,8 +84,23 @@ def record(root, lesson, tag="t1", commit="abc1234", clean=True):
     return ev_run.record(lesson, tag, commit, clean, build=root / "build", timeline=False, profile=False)
 
 
-def promote(lesson, key, tag="t1"):
-    return ev_promote.promote(lesson, tag, "A Reviewer", key, say=lambda *a: None)
+# A second fake GPU: a promotion is a set of records of one build from two
+# GPUs or more.
+OTHER_GPU = "GPU-fedcba98-7654-3210-fedc-ba9876543210"
+
+
+def record_on_two_gpus(root, lesson, monkeypatch, tags=("t1", "t2")):
+    first = record(root, lesson, tags[0])
+    monkeypatch.setenv("FAKE_UUID", OTHER_GPU)
+    monkeypatch.setenv("FAKE_SMI_UUID", OTHER_GPU)
+    second = record(root, lesson, tags[1])
+    monkeypatch.delenv("FAKE_UUID")
+    monkeypatch.delenv("FAKE_SMI_UUID")
+    return first, second
+
+
+def promote(lesson, key, tags=("t1", "t2")):
+    return ev_promote.promote(lesson, list(tags), "A Reviewer", key, say=lambda *a: None)
 
 
 def test_record_holds_every_field_and_verifies(repo):
@@ -176,38 +191,38 @@ def test_promotion_refused(repo, monkeypatch, reviewer_key, setup, reason):
     if reason == "UNVERIFIED comment":
         write(src, "// UNVERIFIED: not yet run\n" + src.read_text())
     with pytest.raises(EvidenceError) as e:
-        promote(lesson, reviewer_key)
+        promote(lesson, reviewer_key, ("t1",))
     assert e.value.code == 4
     assert any(reason in str(d) for d in e.value.diagnostics), e.value.diagnostics
     assert not ev_store.promotions_path().exists()
 
 
-def promoted(repo, key):
+def promoted(repo, key, monkeypatch):
     root, lesson = repo
-    record(root, lesson)
+    record_on_two_gpus(root, lesson, monkeypatch)
     entry = promote(lesson, key)
     assert entry["principal"] == "tester@example.org"
     assert ev_verify.verify([lesson]) == []
     return root, lesson, root / "evidence" / entry["record"]
 
 
-def test_a_comment_edit_keeps_the_evidence(repo, reviewer_key):
-    root, lesson, _ = promoted(repo, reviewer_key)
+def test_a_comment_edit_keeps_the_evidence(repo, reviewer_key, monkeypatch):
+    root, lesson, _ = promoted(repo, reviewer_key, monkeypatch)
     src = root / "lessons" / "day99_fake" / "fake.cu"
     src.write_text("// a typo fixed in a comment\n" + src.read_text().replace("int main", "int   main"))
     assert ev_verify.verify([lesson]) == []
 
 
-def test_verify_catches_edited_stdout(repo, reviewer_key):
-    root, lesson, path = promoted(repo, reviewer_key)
+def test_verify_catches_edited_stdout(repo, reviewer_key, monkeypatch):
+    root, lesson, path = promoted(repo, reviewer_key, monkeypatch)
     rec = read_record(path)
     rec["stdout"] += "a faster number\n"
     write_record(path, rec)
     assert any("altered" in p for p in ev_verify.verify([lesson]))
 
 
-def test_verify_catches_a_record_and_its_digests_recomputed_together(repo, reviewer_key):
-    root, lesson, path = promoted(repo, reviewer_key)
+def test_verify_catches_a_record_and_its_digests_recomputed_together(repo, reviewer_key, monkeypatch):
+    root, lesson, path = promoted(repo, reviewer_key, monkeypatch)
     rec = read_record(path)
     rec["results"]["rows"][0]["gbps"] = 2000.0
     rec["digest"] = ev_format.record_digest(rec)  # the forger recomputes the record's digest
@@ -219,24 +234,24 @@ def test_verify_catches_a_record_and_its_digests_recomputed_together(repo, revie
     assert any("signature does not verify" in p for p in problems), problems
 
 
-def test_verify_catches_a_promotion_entry_edited_by_hand(repo, reviewer_key):
-    root, lesson, _ = promoted(repo, reviewer_key)
+def test_verify_catches_a_promotion_entry_edited_by_hand(repo, reviewer_key, monkeypatch):
+    root, lesson, _ = promoted(repo, reviewer_key, monkeypatch)
     promotions = json.loads(ev_store.promotions_path().read_text())
     promotions["promoted"]["day99_fake"]["promoted_by"] = "Somebody Else"
     ev_store.promotions_path().write_text(json.dumps(promotions))
     assert any("signature does not verify" in p for p in ev_verify.verify([lesson]))
 
 
-def test_verify_catches_an_unsigned_promotion(repo, reviewer_key):
-    root, lesson, _ = promoted(repo, reviewer_key)
+def test_verify_catches_an_unsigned_promotion(repo, reviewer_key, monkeypatch):
+    root, lesson, _ = promoted(repo, reviewer_key, monkeypatch)
     promotions = json.loads(ev_store.promotions_path().read_text())
     del promotions["promoted"]["day99_fake"]["signature"]
     ev_store.promotions_path().write_text(json.dumps(promotions))
     assert any("unsigned" in p for p in ev_verify.verify([lesson]))
 
 
-def test_verify_catches_a_key_nobody_added(repo, reviewer_key, tmp_path):
-    root, lesson, _ = promoted(repo, reviewer_key)
+def test_verify_catches_a_key_nobody_added(repo, reviewer_key, tmp_path, monkeypatch):
+    root, lesson, _ = promoted(repo, reviewer_key, monkeypatch)
     (root / "evidence" / "allowed_signers").write_text("# no reviewers\n")
     assert any("signature does not verify" in p for p in ev_verify.verify([lesson]))
 
@@ -244,7 +259,7 @@ def test_verify_catches_a_key_nobody_added(repo, reviewer_key, tmp_path):
 def test_verify_reapplies_the_rules_to_a_record_written_in_by_hand(repo, reviewer_key, monkeypatch):
     """A failed run's record named in promoted.json (and even signed) does
     not pass verify: every promotion rule is applied again."""
-    root, lesson, _ = promoted(repo, reviewer_key)
+    root, lesson, _ = promoted(repo, reviewer_key, monkeypatch)
     monkeypatch.setenv("FAKE_EXIT", "1")
     bad = record(root, lesson, tag="t9")
     promotions = json.loads(ev_store.promotions_path().read_text())
@@ -252,34 +267,39 @@ def test_verify_reapplies_the_rules_to_a_record_written_in_by_hand(repo, reviewe
     rec = read_record(bad)
     entry.update(tag="t9", record="records/day99_fake/t9.json", record_digest=rec["digest"],
                  executable_sha256=rec["executable"]["sha256"])
+    entry["tags"][0], entry["records"][0] = "t9", "records/day99_fake/t9.json"
+    entry["record_digests"][0], entry["executables"][0] = rec["digest"], rec["executable"]["sha256"]
     entry["signature"] = signing.sign(entry, reviewer_key)
     ev_store.promotions_path().write_text(json.dumps(promotions))
     assert any("exited 1" in p for p in ev_verify.verify([lesson]))
 
 
-def test_verify_catches_a_source_edited_after_promotion(repo, reviewer_key):
-    root, lesson, _ = promoted(repo, reviewer_key)
+def test_verify_catches_a_source_edited_after_promotion(repo, reviewer_key, monkeypatch):
+    root, lesson, _ = promoted(repo, reviewer_key, monkeypatch)
     src = root / "lessons" / "day99_fake" / "fake.cu"
     src.write_text(src.read_text().replace("{}", "{ return 0; }"))
     problems = ev_verify.verify([lesson])
     assert problems and "stale" in problems[0] and "fake.cu" in problems[0]
 
 
-def test_verify_catches_a_deleted_record(repo, reviewer_key):
-    root, lesson, path = promoted(repo, reviewer_key)
+def test_verify_catches_a_deleted_record(repo, reviewer_key, monkeypatch):
+    root, lesson, path = promoted(repo, reviewer_key, monkeypatch)
     path.unlink()
     assert any("missing" in p for p in ev_verify.verify([lesson]))
 
 
-def test_two_promotes_at_once_both_land(repo, reviewer_key):
+def test_two_promotes_at_once_both_land(repo, reviewer_key, monkeypatch):
     root, lesson = repo
     other = fake_lesson(root, target="day98_other", source="other.cu")
     write(root / "lessons" / "day98_other" / "other.cu", "int x;\n")
     write(root / "lessons" / "day98_other" / "CMakeLists.txt", "course_add_lesson(day98_other DAY 98)\n")
     binary = write(root / "build" / "bin" / "day98_other", FAKE)
     binary.chmod(0o755)
-    record(root, lesson)
-    record(root, other)
+    import _pytest.monkeypatch
+    mp = _pytest.monkeypatch.MonkeyPatch()
+    record_on_two_gpus(root, lesson, mp)
+    record_on_two_gpus(root, other, mp)
+    mp.undo()
     errors = []
 
     def go(l):
@@ -299,8 +319,8 @@ def test_two_promotes_at_once_both_land(repo, reviewer_key):
     assert not errors
 
 
-def test_malformed_evidence_files_are_named(repo, reviewer_key):
-    root, lesson, path = promoted(repo, reviewer_key)
+def test_malformed_evidence_files_are_named(repo, reviewer_key, monkeypatch):
+    root, lesson, path = promoted(repo, reviewer_key, monkeypatch)
     path.write_bytes(packed("[1, 2, 3]"))
     problems = ev_verify.verify([lesson])
     assert any("holds a JSON list, not an object" in p for p in problems), problems
@@ -366,3 +386,52 @@ def test_the_copied_executable_runs_while_other_threads_fork(repo):
         stop.set()
         for t in threads:
             t.join()
+
+
+def test_a_promotion_rests_on_two_gpus_of_one_build(repo, reviewer_key, monkeypatch):
+    """One GPU's words are that GPU's: a set needs records of one build
+    from two GPUs or more, one record a GPU."""
+    root, lesson = repo
+    record(root, lesson, "t1")
+    record(root, lesson, "t2")  # the same GPU again
+    with pytest.raises(EvidenceError) as e:
+        promote(lesson, reviewer_key, ("t1",))
+    assert "from 2 GPUs or more" in str(e.value) and e.value.code == 4
+    with pytest.raises(EvidenceError) as e:
+        promote(lesson, reviewer_key, ("t1", "t2"))
+    assert "ran on one GPU" in str(e.value)
+    monkeypatch.setenv("FAKE_UUID", OTHER_GPU)
+    monkeypatch.setenv("FAKE_SMI_UUID", OTHER_GPU)
+    record(root, lesson, "t3", commit="def5678")  # another build
+    with pytest.raises(EvidenceError) as e:
+        promote(lesson, reviewer_key, ("t1", "t3"))
+    assert "is not of the build" in str(e.value) and "commit" in str(e.value)
+    record(root, lesson, "t4")
+    entry = promote(lesson, reviewer_key, ("t1", "t4"))
+    assert entry["tags"] == ["t1", "t4"] and len(set(entry["gpus"])) == 2
+    assert ev_verify.verify([lesson]) == []
+
+
+def test_verify_checks_every_record_of_the_set(repo, reviewer_key, monkeypatch):
+    root, lesson, _ = promoted(repo, reviewer_key, monkeypatch)
+    second = root / "evidence" / "records" / "day99_fake" / "t2.json.bz2"
+    rec = read_record(second)
+    rec["stdout"] = rec["stdout"].replace("61.5", "41.5")
+    write_record(second, rec)
+    assert any("t2" in p and "altered" in p for p in ev_verify.verify([lesson]))
+
+
+def test_a_promotion_of_one_record_no_longer_stands(repo, reviewer_key, monkeypatch):
+    """An entry of one record (as promote wrote them before sets) is
+    refused by verify as the current promotion, though signed."""
+    root, lesson = repo
+    record(root, lesson)
+    entry = {"lesson": lesson.target, "tag": "t1", "record": "records/day99_fake/t1.json.bz2",
+             "record_digest": read_record(root / "evidence" / "records" / "day99_fake" / "t1.json.bz2")["digest"]}
+    rec = read_record(root / "evidence" / "records" / "day99_fake" / "t1.json.bz2")
+    entry.update(sources_digest=rec["sources"]["digest"], executable_sha256=rec["executable"]["sha256"],
+                 promoted_by="A Reviewer", promoted_at="2026-12-01T00:00:00Z", principal="tester@example.org")
+    entry["signature"] = signing.sign(entry, reviewer_key)
+    ev_store.promotions_path().write_text(json.dumps({"schema": "course-promotions/2", "promoted": {
+        lesson.target: entry}, "history": [entry]}))
+    assert any("from 2 GPUs or more" in p for p in ev_verify.verify([lesson]))

@@ -142,19 +142,69 @@ def promotions_lock(base: Path | None = None, timeout_s: float = 60.0):
         os.close(fd)
 
 
-def promote(lesson: Lesson, tag: str, by: str, key: Path, base: Path | None = None,
+# A promotion is a set: records of one build from this many GPUs or more
+# (distinct device UUIDs). The same build on three H200s gave contradicting
+# words in 14 to 18 of day 24's 183 sweep cells where two runs on one GPU
+# gave 1 (2026-12-01): one GPU's words are that GPU's.
+MIN_GPUS = 2
+# What makes records "of one build": the same commit, sources digest and
+# toolchain. (Not the executable's hash: nvcc's output depends on where the
+# tree sits on the machine that builds it, through -lineinfo's paths.)
+SAME_BUILD = ("commit", "sources", "nvcc", "flags", "architectures")
+
+
+def _build_of(rec: dict) -> dict:
+    tc = rec.get("toolchain") or {}
+    return {"commit": (rec.get("git") or {}).get("commit"), "sources": (rec.get("sources") or {}).get("digest"),
+            "nvcc": tc.get("nvcc"), "flags": tc.get("flags"), "architectures": tc.get("architectures")}
+
+
+def set_problems(recs: list[tuple[str, dict]]) -> list[str]:
+    """Why these records may not stand together as one promotion: fewer
+    GPUs than MIN_GPUS, two records of one GPU, records of other builds."""
+    out = []
+    uuids = [(tag, (r.get("gpu") or {}).get("uuid")) for tag, r in recs]
+    seen: dict = {}
+    for tag, u in uuids:
+        if u in seen:
+            out.append(f"'{tag}' and '{seen[u]}' ran on one GPU ({u}); a set takes one record a GPU")
+        seen.setdefault(u, tag)
+    if len(seen) < MIN_GPUS:
+        out.append(f"a promotion rests on records of one build from {MIN_GPUS} GPUs or more (distinct device UUIDs); "
+                   f"given {len(seen)}: record the lesson on another GPU (a fresh GPU machine is often another one) "
+                   "and promote the records together, --tag A --tag B")
+    first_tag, first = recs[0]
+    for tag, r in recs[1:]:
+        diff = [k for k, v in _build_of(r).items() if v != _build_of(first)[k]]
+        if diff:
+            out.append(f"'{tag}' is not of the build '{first_tag}' is ({', '.join(diff)} differ)")
+    return out
+
+
+def promote(lesson: Lesson, tags, by: str, key: Path, base: Path | None = None,
             say=print) -> dict:
+    """Promotes the records `tags` (one build, each on its own GPU) as one
+    set, the first the one the page's numbers come from."""
+    tags = [tags] if isinstance(tags, str) else list(tags)
     by = (by or "").strip()
     if not by or len(by) > 100 or any(c in by for c in "\n\r\t"):
         raise UsageError("--by needs the reviewer's name (one line, at most 100 characters)")
-    path = record_path(lesson, tag, base)
-    if not path.exists():
-        raise EvidenceError(f"{display_path(path)}: no record for {lesson.target} with tag '{tag}'")
-    rec = load_record(path)
-    reasons = record_problems(lesson, rec, for_promotion=True)
+    if len(set(tags)) != len(tags):
+        raise UsageError(f"a tag given twice: {', '.join(tags)}")
+    recs, paths, reasons = [], [], []
+    for tag in tags:
+        path = record_path(lesson, tag, base)
+        if not path.exists():
+            raise EvidenceError(f"{display_path(path)}: no record for {lesson.target} with tag '{tag}'")
+        rec = load_record(path)
+        reasons += [f"'{tag}': {r}" for r in record_problems(lesson, rec, for_promotion=True)]
+        recs.append((tag, rec))
+        paths.append(path)
+    reasons += set_problems(recs)
     if reasons:
-        raise EvidenceError([f"refused to promote {lesson.target} '{tag}': {r}" for r in reasons])
+        raise EvidenceError([f"refused to promote {lesson.target}: {r}" for r in reasons])
     allowed = signing.allowed_signers_path(base or evidence_dir())
+    rec = recs[0][1]
     with promotions_lock(base):
         promotions = load_promotions(base)
         current = promotions["promoted"].get(lesson.target)
@@ -163,16 +213,22 @@ def promote(lesson: Lesson, tag: str, by: str, key: Path, base: Path | None = No
                 old = load_record(confined_record(current["record"], lesson.target, base))
                 table = compare_records(rec, old)
                 say(f"compared with the record promoted now ({current.get('tag')}): read this before you go on")
-                say(format_comparison(table, tag, current.get("tag", "?")))
+                say(format_comparison(table, tags[0], current.get("tag", "?")))
+        rel = [p.relative_to(base or evidence_dir()).as_posix() for p in paths]
         entry = {
             "lesson": lesson.target,
-            "tag": tag,
-            "record": path.relative_to(base or evidence_dir()).as_posix(),
+            "tag": tags[0],
+            "tags": tags,
+            "record": rel[0],
+            "records": rel,
             "record_digest": rec["digest"],
+            "record_digests": [r["digest"] for _, r in recs],
             "sources_digest": rec["sources"]["digest"],
             "executable_sha256": rec["executable"]["sha256"],
+            "executables": [r["executable"]["sha256"] for _, r in recs],
             "commit": rec["git"]["commit"],
             "gpu": rec["gpu"]["name"],
+            "gpus": [r["gpu"]["uuid"] for _, r in recs],
             "promoted_by": by,
             "promoted_at": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         }

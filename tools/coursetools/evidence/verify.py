@@ -22,20 +22,44 @@ class State:
     state: str  # "promoted", "stale", "altered", "missing", "invalid", "unverified"
     reasons: list[str]
     entry: dict | None
-    record: dict | None  # only when the state is "promoted"
-    # When the state is "stale" and that is all that is wrong (the record
-    # intact, its promotion signed): that record, which an earlier version
-    # of the code produced. A page may draw its figures from it, saying so.
+    record: dict | None  # only when the state is "promoted": the set's first record
+    # When the state is "stale" and that is all that is wrong (the records
+    # intact, their promotion signed): the first record, which an earlier
+    # version of the code produced. A page may draw its figures from it,
+    # saying so.
     earlier: dict | None = None
+    files: list[str] = dataclasses.field(default_factory=list)  # the set's records, relative to evidence/
 
     @property
     def valid(self) -> bool:
         return self.state == "promoted"
 
 
+def entry_records(entry: dict) -> list[tuple[str, str | None, str | None, str | None]]:
+    """(record, its digest, its executable's sha256, its tag) for each
+    record a promotion names: a set's lists, or an older entry's one."""
+    if isinstance(entry.get("records"), list):
+        n = len(entry["records"])
+        col = lambda k: entry.get(k) if isinstance(entry.get(k), list) and len(entry[k]) == n else [None] * n  # noqa: E731
+        return list(zip(entry["records"], col("record_digests"), col("executables"), col("tags")))
+    return [(entry.get("record"), entry.get("record_digest"), entry.get("executable_sha256"), entry.get("tag"))]
+
+
+def _tagged(reason: str, tag: str) -> str:
+    """A reason with the record's tag after its kind ('stale: TAG: ...'),
+    so that a set's reasons say which record each is about."""
+    for kind in ("stale: ", "altered: "):
+        if reason.startswith(kind):
+            return kind + tag + reason[len(kind):]
+    return tag + reason
+
+
 def state_of(lesson: Lesson, base: Path | None = None) -> State:
-    """The lesson's evidence as a page may use it: the record only when
-    every rule holds, the signature included."""
+    """The lesson's evidence as a page may use it: the records only when
+    every rule holds for every record of the set, the set's own rules (one
+    build, on MIN_GPUS GPUs or more) and the signature included."""
+    from .promote import set_problems
+
     try:
         promotions = load_promotions(base)
     except EvidenceError as e:
@@ -43,33 +67,43 @@ def state_of(lesson: Lesson, base: Path | None = None) -> State:
     entry = promotions["promoted"].get(lesson.target)
     if entry is None:
         return State(lesson, "unverified", ["no record has been promoted"], None, None)
-    try:
-        path = confined_record(entry["record"], lesson.target, base)
-    except EvidenceError as e:
-        return State(lesson, "invalid", [str(d) for d in e.diagnostics], entry, None)
-    if not path.exists():
-        return State(lesson, "missing", [f"the promoted record {entry['record']} is missing"], entry, None)
-    try:
-        rec = load_record(path)
-    except EvidenceError as e:
-        return State(lesson, "altered", ["altered: " + "; ".join(str(d) for d in e.diagnostics)], entry, None)
-    reasons = record_problems(lesson, rec, for_promotion=False)
-    if rec.get("digest") != entry.get("record_digest"):
-        reasons.insert(0, "altered: the record is not the one that was promoted (its digest changed)")
-    problem = signing.verify(entry, signing.allowed_signers_path(base or evidence_dir()))
+    base_dir = Path(base or evidence_dir())
+    reasons: list[str] = []
+    recs: list[tuple[str, dict]] = []
+    files: list[str] = []
+    for name, digest, exe, tag in entry_records(entry):
+        try:
+            path = confined_record(name, lesson.target, base)
+        except EvidenceError as e:
+            return State(lesson, "invalid", [str(d) for d in e.diagnostics], entry, None)
+        if not path.exists():
+            return State(lesson, "missing", [f"the promoted record {name} is missing"], entry, None)
+        try:
+            rec = load_record(path)
+        except EvidenceError as e:
+            return State(lesson, "altered", ["altered: " + "; ".join(str(d) for d in e.diagnostics)], entry, None)
+        shown = f"{rec.get('tag')}: " if len(entry_records(entry)) > 1 else ""
+        reasons += [_tagged(r, shown) for r in record_problems(lesson, rec, for_promotion=False)]
+        if rec.get("digest") != digest:
+            reasons.insert(0, f"altered: {shown}the record is not the one that was promoted (its digest changed)")
+        for key, want, value in (("sources_digest", entry.get("sources_digest"), rec.get("sources", {}).get("digest")),
+                                 ("executable", exe, rec.get("executable", {}).get("sha256")),
+                                 ("tag", tag, rec.get("tag"))):
+            if want != value:
+                reasons.append(f"altered: {shown}the promotion's {key} does not match the record")
+        recs.append((str(rec.get("tag")), rec))
+        files.append(path.relative_to(base_dir.resolve()).as_posix())
+    problem = signing.verify(entry, signing.allowed_signers_path(base_dir))
     if problem:
         reasons.insert(0, f"unsigned or forged: {problem}")
-    for key, value in (("sources_digest", rec.get("sources", {}).get("digest")),
-                       ("executable_sha256", rec.get("executable", {}).get("sha256")),
-                       ("tag", rec.get("tag"))):
-        if entry.get(key) != value:
-            reasons.append(f"altered: the promotion's {key} does not match the record")
+    reasons += [f"invalid: {p}" for p in set_problems(recs)]
     if not reasons:
-        return State(lesson, "promoted", [], entry, rec)
-    state = next((s for s, p in (("altered", "altered"), ("invalid", "unsigned"), ("stale", "stale"))
+        return State(lesson, "promoted", [], entry, recs[0][1], None, files)
+    state = next((s for s, p in (("altered", "altered"), ("invalid", "unsigned"), ("invalid", "invalid"),
+                                 ("stale", "stale"))
                   if any(r.startswith(p) for r in reasons)), "invalid")
-    earlier = rec if all(r.startswith("stale") for r in reasons) else None
-    return State(lesson, state, reasons, entry, None, earlier)
+    earlier = recs[0][1] if all(r.startswith("stale") for r in reasons) else None
+    return State(lesson, state, reasons, entry, None, earlier, files)
 
 
 def lesson_states(lessons: list[Lesson], base: Path | None = None) -> list:
@@ -77,18 +111,11 @@ def lesson_states(lessons: list[Lesson], base: Path | None = None) -> list:
     what state_of found, the promoted records by their files."""
     from .state import LessonState
 
-    base = Path(base or evidence_dir())
     out = []
     for lesson in lessons:
         st = state_of(lesson, base)
-        files = []
-        if st.entry and isinstance(st.entry.get("record"), str):
-            try:
-                files = [confined_record(st.entry["record"], lesson.target, base).relative_to(base.resolve()).as_posix()]
-            except (EvidenceError, ValueError):
-                files = []
-        out.append(LessonState(lesson, st.state, list(st.reasons), st.entry, files if st.valid else [],
-                               files if st.earlier is not None else []))
+        out.append(LessonState(lesson, st.state, list(st.reasons), st.entry, st.files if st.valid else [],
+                               st.files if st.earlier is not None else []))
     return out
 
 
