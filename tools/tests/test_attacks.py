@@ -13,7 +13,7 @@ from coursetools.binaries import flags
 from coursetools.errors import CourseError
 from coursetools.evidence import promote, verify
 from coursetools.record import plausibility, run
-from coursetools.pages import rows as page_rows
+from coursetools.pages import formats as page_formats
 from coursetools.pages.marks import TemplateProblem
 from coursetools.sources import constants, digest, lessoninfo
 from coursetools.sources.manifest import LessonInfo
@@ -56,13 +56,13 @@ def test_real_dates_and_reference_definitions_still_pass():
 @pytest.mark.parametrize("spec, value", [("x", 64), ("b", 8), ("c", 65), ("#x", 64), ("o", 8), ("n", 3)])
 def test_formats_that_print_another_number_are_refused(spec, value):
     with pytest.raises(TemplateProblem):
-        page_rows._format(value, spec)
+        page_formats.number(value, spec)
 
 
 def test_percent_is_for_fractions():
-    assert page_rows._format(0.031, ".1%") == "3.1%"
+    assert page_formats.number(0.031, ".1%") == "3.1%"
     with pytest.raises(TemplateProblem, match="is for fractions"):
-        page_rows._format(820.64, ".0%")
+        page_formats.number(820.64, ".0%")
 
 
 def test_an_infinite_constant_is_refused_with_its_line(tmp_path):
@@ -167,7 +167,7 @@ def test_the_promotions_file_is_what_promote_writes(tmp_path):
 def test_a_fill_or_alignment_cannot_append_digits():
     for spec in ("0<6.0f", "4>5", "x^9"):
         with pytest.raises(TemplateProblem):
-            page_rows._format(4463.0, spec)
+            page_formats.number(4463.0, spec)
 
 
 @pytest.mark.parametrize("text", [

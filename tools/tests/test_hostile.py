@@ -22,9 +22,9 @@ from coursetools.evidence import promote as ev_promote
 from coursetools.record import run as ev_run
 from coursetools.evidence import store as ev_store
 from coursetools.record import format as ev_format
-from coursetools.evidence import verify as ev_verify
+from coursetools.evidence import state as ev_state
 from coursetools import fsutil
-from coursetools.pages import marks, page as page_api, render, rows as page_rows, sandbox
+from coursetools.pages import formats as page_formats, marks, page as page_api, render, sandbox
 from coursetools.sources import manifest, snippets
 from coursetools.errors import Interrupted
 
@@ -450,7 +450,7 @@ def test_extra_compile_flags_on_the_timed_build_invalidate_its_record(page_repo)
 
 def test_a_format_cannot_pad_a_number_to_a_huge_width():
     with pytest.raises(marks.TemplateProblem, match="at most two digits"):
-        page_rows._format(1.0, "300000000")
+        page_formats.number(1.0, "300000000")
 
 
 # ----------------------------------------------------------------------
@@ -510,7 +510,7 @@ def test_numbers_in_disguise_are_numbers(text):
 
 def test_a_format_cannot_type_digits_as_its_fill():
     with pytest.raises(marks.TemplateProblem):
-        page_rows._format(1.0, "3>2.0f")
+        page_formats.number(1.0, "3>2.0f")
 
 
 def test_a_manifest_with_wrong_types_is_one_line(tmp_path):
@@ -665,9 +665,9 @@ def test_verdict_counts_come_only_from_rows_the_record_holds(lesson_rows_page=No
     lesson = _fake(Path("/nonexistent"))
     rows = [{"group": "s", "version": v, "elements": 1, "timing": "cold", "median_ms": 1.0,
              "samples_ms": [1.0, 1.0, 1.0]} for v in ("a", "b")]
-    page = page_api.Page(lesson, [], ev_verify.State(lesson, "promoted", [], {}, {"results": {"rows": rows}}))
+    page = page_api.Page(lesson, [], ev_state.fixture(lesson, {"results": {"rows": rows}}))
     assert page.verdicts({"group": "s", "version": "a"}, {"group": "s", "version": "b"}, "elements", [1])
     with pytest.raises(marks.TemplateProblem, match="no rows with elements=37"):
         page.verdicts({"group": "s", "version": "a"}, {"group": "s", "version": "b"}, "elements", range(37, 38))
-    unverified = page_api.Page(lesson, [], ev_verify.State(lesson, "unverified", [], None, None))
+    unverified = page_api.Page(lesson, [], ev_state.fixture(lesson, [], None, "unverified"))
     assert unverified.verdicts({}, {}, "elements", range(37)) == {}

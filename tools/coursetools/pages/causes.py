@@ -18,7 +18,8 @@ def code_span(text: str) -> str:
     ticks = "`" * (max((len(r) for r in re.findall("`+", text)), default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{ticks}{pad}{text}{pad}{ticks}"
-from .rows import UNMEASURED, _format
+from .rows import UNMEASURED
+from .formats import number as number_format
 
 
 class PageCauses:
@@ -42,7 +43,7 @@ class PageCauses:
                     if len(r.get("kernels", [])) <= kernel:
                         return UNMEASURED
                     value = r["kernels"][kernel]["metrics"].get(metric)
-                    return UNMEASURED if value is None else mark(_format(value, fmt))
+                    return UNMEASURED if value is None else mark(number_format(value, fmt))
                 seen += 1
         return UNMEASURED
 
@@ -55,7 +56,7 @@ class PageCauses:
             if self._timeline and rows and field not in rows[0]:
                 raise TemplateProblem(f"timeline rows have no '{field}'; they have: {', '.join(sorted(rows[0]))}")
             return UNMEASURED
-        return mark(_format(rows[0][field], fmt))
+        return mark(number_format(rows[0][field], fmt))
 
     def review(self, step: str, field: str = "passed", fmt: str = "", args: list | None = None) -> str:
         """What the review recorded for the first step whose name contains
@@ -71,7 +72,7 @@ class PageCauses:
                 v = s[field]
                 if isinstance(v, bool):
                     return mark("passed" if v else "failed")
-                return mark(_format(v, fmt) if fmt and isinstance(v, (int, float)) else v)
+                return mark(number_format(v, fmt) if fmt and isinstance(v, (int, float)) else v)
         return UNMEASURED
 
     def review_rows(self, step: str, field: str, fmt: str = ",", **where) -> str:
@@ -82,7 +83,7 @@ class PageCauses:
             if step in s.get("step", ""):
                 for r in s.get("rows", []):
                     if all(r.get(k) == v for k, v in where.items()) and field in r:
-                        return mark(_format(r[field], fmt))
+                        return mark(number_format(r[field], fmt))
         return UNMEASURED
 
     # -- instructions -----------------------------------------------------

@@ -10,7 +10,8 @@ from ..sources.manifest import Lesson
 from .causes import PageCauses
 from .figures import PageFigures
 from .marks import TemplateProblem, mark
-from .rows import PageRows, _format
+from .rows import PageRows
+from .formats import number as number_format
 from .verdicts import PageVerdicts
 
 
@@ -38,7 +39,7 @@ class LessonView:
         except NoSuchConstant as e:
             raise TemplateProblem(str(e)) from None
         number = integer_value(text)
-        return mark(text if number is None else _format(number, fmt))
+        return mark(text if number is None else number_format(number, fmt))
 
 
 class Page(PageFigures, PageCauses, PageVerdicts, PageRows):

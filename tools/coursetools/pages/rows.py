@@ -11,6 +11,7 @@ from ..rule import verdict as cmp
 from ..evidence import state as ev_state
 from ..sources import manifest, snippets
 from ..sources.manifest import Lesson
+from .formats import number as number_format
 from .marks import TemplateProblem, UnknownSnippet, mark, mark_block
 
 
@@ -28,29 +29,6 @@ UNVERIFIED_NOTICE = (
 # Time fields are stored in milliseconds and shown in microseconds: one
 # unit per quantity across prose, tables and charts.
 UNITS = {"us": 1000.0}
-
-
-def _format(value, fmt: str) -> str:
-    """A number formatted by a spec such as '.1f', ',', '.3g' (or '{:.1f}').
-    Only a format spec: no field names, no attribute access."""
-    m = re.fullmatch(r"\{:([^{}]*)\}", fmt)
-    spec = m.group(1) if m else fmt
-    # Python's spec, with the fill limited to a space or a zero: any other
-    # fill character would be text typed into the page through a format.
-    # Decimal notations only: a hexadecimal, binary or character form
-    # would print a number the record does not hold as one a reader reads.
-    # No fill or alignment: a fill character after the digits ("0<6")
-    # would append digits the value does not have.
-    if not re.fullmatch(r"[+\- ]?0?\d{0,2}[,_]?(?:\.\d{1,2})?[deEfFgG%]?", spec):
-        raise TemplateProblem(f"format '{fmt}' is not a decimal number format such as '.1f', ',' or '.1%' "
-                              "(widths and precisions of at most two digits; no x, b, c, o or n)")
-    if spec.endswith("%") and isinstance(value, (int, float)) and abs(value) > 10:
-        raise TemplateProblem(f"format '{fmt}' prints {value!r} as {value * 100:.0f}%: '%' is for fractions "
-                              "(a spread, a share), and this value is not one")
-    try:
-        return format(value, spec)
-    except (TypeError, ValueError) as e:
-        raise TemplateProblem(f"format '{fmt}' does not fit the value {value!r}: {e}") from None
 
 
 def provenance_text(record: dict, entry: dict) -> str:
@@ -83,6 +61,38 @@ def provenance_text(record: dict, entry: dict) -> str:
             f"Promoted by {e['promoted_by']} (signed) on {e['promoted_at'][:10]}.")
 
 
+class Run:
+    """One record's rows, as the page API selects them (remembered: a
+    sweep's template asks for the same rows many times)."""
+
+    def __init__(self, rec: dict | None):
+        self.record = rec
+        self.rows = [r for r in ((rec or {}).get("results") or {}).get("rows", []) if isinstance(r, dict)]
+        gpu = (rec or {}).get("gpu") or {}
+        uuid = str(gpu.get("uuid") or "")
+        self.gpu = "GPU " + (uuid[4:12] if uuid.startswith("GPU-") else uuid[:8] or "?")
+        self.known_fields: dict[str, set] = {}
+        for row in self.rows:
+            for k, v in row.items():
+                self.known_fields.setdefault(k, set()).add(v if not isinstance(v, list) else None)
+        self.selected: dict[tuple, list[dict]] = {}
+
+    def select(self, where: dict) -> list[dict]:
+        if self.rows:
+            for k in where:
+                if k not in self.known_fields:
+                    raise TemplateProblem(f"no row has a field '{k}'; the rows' fields are: "
+                                          f"{', '.join(sorted(self.known_fields))}")
+        try:
+            key = tuple(sorted(where.items()))
+            hash(key)
+        except TypeError:  # an unhashable value: select without remembering
+            return [row for row in self.rows if all(row.get(k) == v for k, v in where.items())]
+        if key not in self.selected:
+            self.selected[key] = [row for row in self.rows if all(row.get(k) == v for k, v in where.items())]
+        return self.selected[key]
+
+
 class PageRows:
     """The page API: state, snippets and numbers from rows."""
 
@@ -91,22 +101,21 @@ class PageRows:
         self._state = state
         self._snippets = {s.name: s for s in lesson_snippets}
         self._figures: dict[str, str] = {}
+        # One run a record of the promoted set: the first is the one the
+        # page's numbers come from; the words come from all (verdicts.py).
+        self._runs = [Run(r) for r in (state.records if state.valid else [])]
         rec = state.record if state.valid else None
-        self._rows = [r for r in ((rec or {}).get("results") or {}).get("rows", []) if isinstance(r, dict)]
+        main = self._runs[0] if self._runs else Run(None)
+        self._rows = main.rows
         self._settings = ((rec or {}).get("results") or {}).get("settings") or {}
         self._timeline = [r for r in (((rec or {}).get("timeline") or {}).get("results") or {}).get("rows", [])
                           if isinstance(r, dict)]
         self._profile = (rec or {}).get("profile") or {}
         self._review = (rec or {}).get("review") or {}
+        self._nvbench = (rec or {}).get("nvbench") or {}
         self._record = rec
-        # The rows never change while a page renders, and a sweep's template
-        # asks for the same rows and verdicts many times: both are remembered
-        # (a page of 61 sizes x 3 timings otherwise takes tens of seconds).
-        self._known_fields: dict[str, set] = {}
-        for row in self._rows:
-            for k, v in row.items():
-                self._known_fields.setdefault(k, set()).add(v if not isinstance(v, list) else None)
-        self._selected: dict[tuple, list[dict]] = {}
+        self._known_fields = main.known_fields
+        self._selected = main.selected
         self._verdicts: dict[tuple, cmp.Verdict] = {}
 
     # -- snippets -------------------------------------------------------
@@ -148,20 +157,19 @@ class PageRows:
 
     # -- rows -----------------------------------------------------------
     def _select(self, where: dict) -> list[dict]:
-        known = self._known_fields
-        if self._rows:
-            for k in where:
-                if k not in known:
-                    raise TemplateProblem(f"no row has a field '{k}'; the rows' fields are: {', '.join(sorted(known))}")
-        key = tuple(sorted(where.items()))
-        try:
-            return self._selected[key]
-        except KeyError:
-            pass
-        except TypeError:  # an unhashable value: select without remembering
-            return [row for row in self._rows if all(row.get(k) == v for k, v in where.items())]
-        rows = self._selected[key] = [row for row in self._rows if all(row.get(k) == v for k, v in where.items())]
-        return rows
+        """The rows of the set's first record matching `where`."""
+        return (self._runs[0] if self._runs else Run(None)).select(where)
+
+    def _one(self, where: dict, rows: list[dict] | None = None) -> dict | None:
+        """The one row `where` selects (None where there is none): more than
+        one is the template's mistake, named with the rows it matched."""
+        rows = self._select(where) if rows is None else rows
+        if len(rows) > 1:
+            keys = "; ".join(", ".join(f"{k}={r[k]!r}" for k in ROW_KEY_FIELDS + ("set",) if k in r)
+                             for r in rows[:4])
+            raise TemplateProblem(f"{where} selects {len(rows)} rows ({keys}{'; ...' if len(rows) > 4 else ''}); "
+                                  "name the fields that tell them apart")
+        return rows[0] if rows else None
 
     def _field(self, row: dict, field: str):
         base, unit = (field.rsplit(":", 1) + [""])[:2] if ":" in field else (field, "")
@@ -181,13 +189,13 @@ class PageRows:
         `field` may carry a unit: 'median_ms:us' shows microseconds."""
         if not self.verified:
             return UNMEASURED
-        rows = self._select(where)
-        if not rows:
+        row = self._one(where)
+        if row is None:
             return UNMEASURED
-        value = self._field(rows[0], field)
+        value = self._field(row, field)
         if value is None:
             return UNMEASURED
-        return mark(_format(value, fmt))
+        return mark(number_format(value, fmt, field))
 
     def setting(self, field: str, fmt: str = ",") -> str:
         """A setting the program reported (its grid, its thread count)."""
@@ -195,19 +203,19 @@ class PageRows:
             return UNMEASURED
         if field not in self._settings:
             raise TemplateProblem(f"no setting '{field}'; the settings are: {', '.join(sorted(self._settings))}")
-        return mark(_format(self._settings[field], fmt))
+        return mark(number_format(self._settings[field], fmt))
 
     def ratio(self, field: str, a: dict, b: dict, fmt: str = ".2f") -> str:
         """a's `field` over b's."""
         if not self.verified:
             return UNMEASURED
-        ra, rb = self._select(a), self._select(b)
-        if not ra or not rb:
+        ra, rb = self._one(a), self._one(b)
+        if ra is None or rb is None:
             return UNMEASURED
-        va, vb = self._field(ra[0], field), self._field(rb[0], field)
+        va, vb = self._field(ra, field), self._field(rb, field)
         if not isinstance(va, (int, float)) or not isinstance(vb, (int, float)) or vb == 0:
             return UNMEASURED
-        return mark(_format(va / vb, fmt))
+        return mark(number_format(va / vb, fmt, "ratio"))
 
     def table(self, columns: list, **where) -> str:
         """A Markdown table of the rows matching `where`: columns are
@@ -238,7 +246,7 @@ class PageRows:
                 elif isinstance(value, str):
                     cells.append(f"`{value}`")
                 else:
-                    cells.append(mark(_format(value, fmt)))
+                    cells.append(mark(number_format(value, fmt)))
             body.append("| " + " | ".join(cells) + " |")
         return head + "\n".join(body) + "\n"
 

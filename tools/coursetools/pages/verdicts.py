@@ -9,7 +9,8 @@ from __future__ import annotations
 from ..rule import rows as rule_rows
 from ..rule import verdict as cmp
 from .marks import TemplateProblem, mark
-from .rows import UNMEASURED, _format
+from .rows import UNMEASURED
+from .formats import number as number_format
 
 TWIN = rule_rows.TWIN
 
@@ -145,7 +146,7 @@ class PageVerdicts:
         for x in values:
             v = self._verdict({**a, over: x}, {**b, over: x})
             if v and v.word == word:
-                hits.append(mark(_format(x, fmt)))
+                hits.append(mark(number_format(x, fmt)))
         if not hits:
             return "no size"
         return hits[0] if len(hits) == 1 else ", ".join(hits[:-1]) + " and " + hits[-1]
