@@ -43,8 +43,12 @@ class PageCauses:
                     if len(r.get("kernels", [])) <= kernel:
                         return UNMEASURED
                     value = r["kernels"][kernel]["metrics"].get(metric)
-                    return UNMEASURED if value is None else mark(number_format(value, fmt))
+                    return UNMEASURED if value is None else mark(number_format(value, fmt, metric))
                 seen += 1
+        profiled = [r.get("row") for run in self._profile.get("runs", []) for r in run.get("rows", [])]
+        if seen == 0 and profiled:
+            raise TemplateProblem(f"no profiled row '{row}'; the profiled rows are: "
+                                  f"{', '.join(dict.fromkeys(map(str, profiled)))}")
         return UNMEASURED
 
     def timeline(self, field: str, fmt: str = ".1f", **where) -> str:
@@ -52,6 +56,11 @@ class PageCauses:
         if not self.verified:
             return UNMEASURED
         rows = [r for r in self._timeline if all(r.get(k) == v for k, v in where.items())]
+        if len(rows) > 1:
+            keys = "; ".join(", ".join(f"{k}={r[k]!r}" for k in ("schedule", "kernel", "elements", "k") if k in r)
+                             for r in rows[:4])
+            raise TemplateProblem(f"{where} selects {len(rows)} timeline rows ({keys}); name the fields that "
+                                  "tell them apart")
         if not rows or field not in rows[0]:
             if self._timeline and rows and field not in rows[0]:
                 raise TemplateProblem(f"timeline rows have no '{field}'; they have: {', '.join(sorted(rows[0]))}")

@@ -87,9 +87,10 @@ class PageFigures:
         return self._drawn(name, title, draw)
 
     def counter_plot(self, name: str, title: str, metric: str, rows: list, unit: str = "", note: str = "",
-                     kernel: int = 0) -> str:
-        """A bar per profiled row in `rows`: the `kernel`-th kernel's value
-        of a counter lesson.toml declares (one profiled launch: no whisker)."""
+                     kernel: int = 0, prefix: str = "") -> str:
+        """A bar per profiled row `prefix + row` for each of `rows`, labelled
+        `row`: the `kernel`-th kernel's value of a counter lesson.toml
+        declares (one profiled launch: no whisker)."""
         self._chart_words(title, unit, note)
         names = [m["name"] for m in self._lesson.info.metrics]
         if metric not in names:
@@ -99,7 +100,7 @@ class PageFigures:
             bars = []
             for row in rows:
                 for run in p._profile.get("runs", []):
-                    hit = next((r for r in run.get("rows", []) if r.get("row") == row), None)
+                    hit = next((r for r in run.get("rows", []) if r.get("row") == f"{prefix}{row}"), None)
                     if hit and len(hit.get("kernels", [])) > kernel:
                         v = hit["kernels"][kernel]["metrics"].get(metric)
                         if isinstance(v, (int, float)):

@@ -53,7 +53,7 @@ def number(value, fmt: str, field: str = "") -> str:
                                or (isinstance(value, (int, float)) and abs(value) > 10)):
         raise TemplateProblem(f"format '{fmt}' prints {shown} ({kind}, {value!r}) as a percentage: '%' is for "
                               "fractions (a spread, a share, a ratio of two rows)")
-    if kind == "count" and re.search(r"\.\d|[eEfFgG%]$", spec):
+    if kind == "count" and re.search(r"\.[1-9]|[eEgG%]$", spec):
         raise TemplateProblem(f"format '{fmt}' prints {shown}, a count ({value!r}), with decimals or an exponent; "
                               "a count prints whole: ',' or 'd'")
     try:

@@ -12,6 +12,7 @@ from .figures import PageFigures
 from .marks import TemplateProblem, mark
 from .rows import PageRows
 from .formats import number as number_format
+from .nvbench import PageNvbench
 from .verdicts import PageVerdicts
 
 
@@ -42,5 +43,5 @@ class LessonView:
         return mark(text if number is None else number_format(number, fmt))
 
 
-class Page(PageFigures, PageCauses, PageVerdicts, PageRows):
+class Page(PageFigures, PageCauses, PageNvbench, PageVerdicts, PageRows):
     """What a lesson template can call (the page API)."""

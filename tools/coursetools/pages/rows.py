@@ -31,11 +31,14 @@ UNVERIFIED_NOTICE = (
 UNITS = {"us": 1000.0}
 
 
-def provenance_text(record: dict, entry: dict) -> str:
-    """The one line that says where a page's numbers come from. The site
-    shows it as "Verified on real hardware" only where it is this exact
-    line for a lesson whose evidence is valid (site/build.py)."""
-    r, e = record, entry
+def gpu_label(record: dict | None) -> str:
+    """A GPU as a page names it: 'GPU' and the first eight hex digits of
+    its UUID, which tell two cards of one model apart."""
+    uuid = str(((record or {}).get("gpu") or {}).get("uuid") or "")
+    return "GPU " + (uuid[4:12] if uuid.startswith("GPU-") else uuid[:8] or "?")
+
+
+def _one_run_text(r: dict) -> str:
     gpu = r["gpu"]
     clocks = gpu.get("clocks", {})
     sm, mem = clocks.get("sm_mhz", {}), clocks.get("mem_mhz", {})
@@ -51,14 +54,29 @@ def provenance_text(record: dict, entry: dict) -> str:
             at = f", {lowest['t_s']:.1f} s into the run" if lowest and "t_s" in lowest else ""
             low = f" (lowest {sm['min']:g} MHz{at})"
         clock_text = (f"; SM clock {sm['median']:g} MHz median of {clocks.get('samples', len(readings))} readings"
-                      f"{low}, memory clock {mem.get('median', 0):g} MHz during the run")
+                      f"{low}, memory clock {mem.get('median', 0):g} MHz")
     host = r.get("host") or {}
     host_text = f", host {host['cpu_model']} ({host.get('cpu_count')} CPUs)" if host.get("cpu_model") else ""
-    return (f"Recorded on {gpu['name']} (compute capability {gpu['compute_capability']}, "
-            f"{gpu['sm_count']} SMs), driver {gpu['driver']}, CUDA runtime {gpu['cuda_runtime']}, "
-            f"nvcc {r['toolchain']['nvcc']}{host_text}, commit `{r['git']['commit'][:12]}`, run `{r['tag']}`, "
-            f"{r['recorded_at'].replace('T', ' ').replace('Z', ' UTC')}{clock_text}. "
-            f"Promoted by {e['promoted_by']} (signed) on {e['promoted_at'][:10]}.")
+    return (f"run `{r['tag']}` on {gpu['name']} {gpu_label(r)} (compute capability {gpu['compute_capability']}, "
+            f"{gpu['sm_count']} SMs), driver {gpu['driver']}, CUDA runtime {gpu['cuda_runtime']}{host_text}, "
+            f"{r['recorded_at'].replace('T', ' ').replace('Z', ' UTC')}{clock_text}")
+
+
+def provenance_text(records: list[dict] | dict, entry: dict) -> str:
+    """The line that says where a page's numbers come from: every record
+    of the promoted set, one a GPU, the first the one the page's numbers
+    and charts come from, all of them behind its words. The site shows it
+    as "Verified on real hardware" only where it is this exact line for a
+    lesson whose evidence is valid (site/build.py)."""
+    recs = [records] if isinstance(records, dict) else list(records)
+    first, rest = recs[0], recs[1:]
+    e = entry
+    text = (f"Built with nvcc {first['toolchain']['nvcc']} at commit `{first['git']['commit'][:12]}`. "
+            f"Numbers and charts from {_one_run_text(first)}.")
+    if rest:
+        text += (" Every word (faster, slower, the same) is the rule's on each GPU, and says where they differ: "
+                 + "; ".join(_one_run_text(r) for r in rest) + ".")
+    return text + f" Promoted by {e['promoted_by']} (signed) on {e['promoted_at'][:10]}."
 
 
 class Run:
@@ -68,9 +86,7 @@ class Run:
     def __init__(self, rec: dict | None):
         self.record = rec
         self.rows = [r for r in ((rec or {}).get("results") or {}).get("rows", []) if isinstance(r, dict)]
-        gpu = (rec or {}).get("gpu") or {}
-        uuid = str(gpu.get("uuid") or "")
-        self.gpu = "GPU " + (uuid[4:12] if uuid.startswith("GPU-") else uuid[:8] or "?")
+        self.gpu = gpu_label(rec)
         self.known_fields: dict[str, set] = {}
         for row in self.rows:
             for k, v in row.items():
@@ -134,7 +150,7 @@ class PageRows:
     def provenance(self) -> str:
         if not self.verified:
             return ""
-        return mark(provenance_text(self._record, self._state.entry))
+        return mark(provenance_text(self._state.records, self._state.entry))
 
     def expected_output(self) -> str:
         review = os.path.relpath(manifest.ROOT / "research" / "REVIEW-PROCESS.md", self._lesson.path)
@@ -151,7 +167,10 @@ class PageRows:
         return (mark(f"**{self.provenance()}**\n\nOn another GPU every time here will differ, and even two runs "
                      "on this one move times by a few percent. What may carry over is a ratio of rows timed "
                      "together in one run: ") + other + mark(
-                     f". Whether it does was not measured here (one GPU): set your own run beside this page's, "
+                     (f". Between this page's {len(self._runs)} GPUs of one model, every word above was "
+                      "computed on each, and where they differ the page says so. " if len(self._runs) > 1 else
+                      ". Whether it does was not measured here (one GPU). ") +
+                     f"Set your own run beside this page's, "
                      f"with `--json your-run.json` and then `{student}`, which prints both runs' ratios and "
                      f"words and which carried over.\n\nCommand: `{cmd}`\n\n{fence}text\n{out}{fence}\n"))
 
@@ -203,7 +222,7 @@ class PageRows:
             return UNMEASURED
         if field not in self._settings:
             raise TemplateProblem(f"no setting '{field}'; the settings are: {', '.join(sorted(self._settings))}")
-        return mark(number_format(self._settings[field], fmt))
+        return mark(number_format(self._settings[field], fmt, field))
 
     def ratio(self, field: str, a: dict, b: dict, fmt: str = ".2f") -> str:
         """a's `field` over b's."""
@@ -216,6 +235,25 @@ class PageRows:
         if not isinstance(va, (int, float)) or not isinstance(vb, (int, float)) or vb == 0:
             return UNMEASURED
         return mark(number_format(va / vb, fmt, "ratio"))
+
+    def ratio_each(self, field: str, a: dict, b: dict, fmt: str = ".2f") -> str:
+        """a's `field` over b's on each GPU of the set, in the set's order
+        ('1.31 / 1.34'); page.gpus() names the order."""
+        if not self.verified:
+            return UNMEASURED
+        out = []
+        for run in self._runs:
+            ra, rb = run.select(a), run.select(b)
+            for rows, where in ((ra, a), (rb, b)):
+                if len(rows) > 1:
+                    self._one(where, rows)
+            if not ra or not rb:
+                return UNMEASURED
+            va, vb = self._field(ra[0], field), self._field(rb[0], field)
+            if not isinstance(va, (int, float)) or not isinstance(vb, (int, float)) or vb == 0:
+                return UNMEASURED
+            out.append(number_format(va / vb, fmt, "ratio"))
+        return mark(" / ".join(out))
 
     def table(self, columns: list, **where) -> str:
         """A Markdown table of the rows matching `where`: columns are
@@ -246,7 +284,7 @@ class PageRows:
                 elif isinstance(value, str):
                     cells.append(f"`{value}`")
                 else:
-                    cells.append(mark(number_format(value, fmt)))
+                    cells.append(mark(number_format(value, fmt, field)))
             body.append("| " + " | ".join(cells) + " |")
         return head + "\n".join(body) + "\n"
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..rule import rows as rule_rows
 from ..rule import verdict as cmp
+from .causes import code_span
 from .marks import TemplateProblem, mark
 from .rows import UNMEASURED
 from .formats import number as number_format
@@ -36,46 +37,167 @@ def phrase(v: cmp.Verdict) -> str:
     return f"{v.word} ({cmp.signed_percent(v.high)} to {cmp.signed_percent(v.low)})"
 
 
+DIFFERS = "differs between GPUs"
+
+
+def _and(parts: list[str]) -> str:
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
 class PageVerdicts:
-    """The page API: verdicts between rows, by the comparison rule."""
+    """The page API: verdicts between rows, by the comparison rule, on
+    every record of the promoted set (one a GPU). A word stands alone only
+    where every GPU gives it; where they differ the page says which gave
+    what: a reader on another GPU of the model may see either."""
 
     def compare(self, a: dict, b: dict, style: str = "word") -> str:
         """The comparison rule's verdict of row `a` against row `b`, from
         their samples: 'faster', 'slower', 'the same' or 'not
-        distinguishable'. style='full' adds the estimate and its interval
-        ('2.1% faster (1.4% to 2.8%)')."""
-        v = self._verdict(a, b)
-        if v is None:
+        distinguishable', where every GPU of the set says it; else each
+        GPU's word ('faster on GPU 0bbaa9b9 but the same on GPU 411bc198').
+        style='full' adds the estimate and interval: the first GPU's where
+        all agree ('2.1% faster (1.4% to 2.8%), on both GPUs'), each GPU's
+        where they differ ('2.5% slower (2.2% to 2.7%) on GPU 0bbaa9b9 but
+        not distinguishable (1.8% to 2.2% slower) on GPU 411bc198')."""
+        if style not in ("word", "full"):
+            raise TemplateProblem(f"style '{style}' is not known; expected 'word' or 'full'")
+        vs = self._verdicts_each(a, b)
+        if vs is None:
             return UNMEASURED
-        if style == "word":
-            return mark(v.word)
-        if style == "full":
-            return mark(phrase(v))
-        raise TemplateProblem(f"style '{style}' is not known; expected 'word' or 'full'")
+        agree = len({v.word for _, v in vs}) == 1
+        if style == "word" and agree:
+            return mark(vs[0][1].word)
+        if len(vs) == 1:
+            return mark(phrase(vs[0][1]))
+        if agree:
+            # One word on every GPU: the estimate and interval of the first,
+            # the one the page's numbers come from (its provenance says so).
+            both = "both GPUs" if len(vs) == 2 else f"all {len(vs)} GPUs"
+            return mark(f"{phrase(vs[0][1])}, on {both}")
+        said = [f"{v.word if style == 'word' else phrase(v)} on {gpu}" for gpu, v in vs]
+        return mark(" but ".join(said))
 
     def reaches(self, a: dict, b: dict, target: float) -> str:
         """Whether row `a` meets a speed target against row `b`: 'reaches'
-        when the rule's estimate of b's time over a's is at least `target`,
-        else 'falls short of'. A target's outcome is computed, never typed."""
-        v = self._verdict(a, b)
-        if v is None:
+        when the rule's estimate of b's time over a's is at least `target`
+        on every GPU of the set, 'falls short of' when on none, else which
+        GPU does ('reaches on GPU A, not on GPU B,'). A target's outcome is
+        computed, never typed."""
+        vs = self._verdicts_each(a, b)
+        if vs is None:
             return UNMEASURED
-        return "reaches" if v.ratio >= target else "falls short of"
+        met = [gpu for gpu, v in vs if v.ratio >= target]
+        if len(met) == len(vs):
+            return "reaches"
+        if not met:
+            return "falls short of"
+        missed = [gpu for gpu, v in vs if v.ratio < target]
+        return mark(f"reaches on {_and(met)}, not on {_and(missed)},")
 
-    def _verdict(self, a: dict, b: dict):
+    def reaches_count(self, a: dict, b: dict, over: str, values: list, target: float) -> str:
+        """At how many of `values` row (a + {over: x}) reaches `target`
+        against (b + {over: x}) on every GPU of the set (see reaches)."""
+        if not self.verified:
+            return UNMEASURED
+        self._values_exist(a, b, over, values)
+        hits = 0
+        for x in values:
+            vs = self._verdicts_each({**a, over: x}, {**b, over: x})
+            if vs is None:
+                return UNMEASURED
+            hits += all(v.ratio >= target for _, v in vs)
+        return mark(f"{hits:,}")
+
+    def _pair_words(self) -> list[tuple[str, str, str, list[str]]]:
+        """(set, a, b, each GPU's word) for every pair the program decided
+        (its `decisions`) but the twins, in the first record's order; a
+        pair missing from any record is left out."""
+        if not self.verified or not self._runs:
+            return []
+        keep = lambda d: not rule_rows.is_twin_pair(d)  # noqa: E731
+        per_run = []
+        for run in self._runs:
+            words = {}
+            for d, sa, sb in rule_rows.decided_pairs((run.record or {}).get("results") or {}, keep):
+                words[(d["set"], d["a"], d["b"])] = cmp.verdict(sa, sb).word
+            per_run.append(words)
+        return [(k[0], k[1], k[2], [w[k] for w in per_run]) for k in per_run[0] if all(k in w for w in per_run)]
+
+    def agreement(self) -> dict:
+        """Over every pair of rows the program compares (its sets'
+        decisions, the twins left out), how many get one word on every GPU
+        of the set ('agree') and how many do not ('differ')."""
+        if not self.verified:
+            return {"agree": UNMEASURED, "differ": UNMEASURED}
+        pairs = self._pair_words()
+        differ = sum(len(set(ws)) > 1 for *_, ws in pairs)
+        return {"agree": mark(f"{len(pairs) - differ:,}"), "differ": mark(f"{differ:,}")}
+
+    def disagreements(self, limit: int = 8) -> str:
+        """The pairs whose words differ between the set's GPUs, as a list:
+        'pdl against plain (n=4096 K=4 batch): faster on GPU A, the same
+        on GPU B'; at most `limit`, then how many more."""
+        if not self.verified:
+            return UNMEASURED
+        gpus = [run.gpu for run in self._runs]
+        rows = [(st, a, b, ws) for st, a, b, ws in self._pair_words() if len(set(ws)) > 1]
+        if not rows:
+            return mark("none")
+        lines = [f"- {code_span(a)} against {code_span(b)} ({code_span(st)}): "
+                 + ", ".join(f"{w} on {g}" for w, g in zip(ws, gpus)) for st, a, b, ws in rows[:limit]]
+        if len(rows) > limit:
+            lines.append(f"- and {len(rows) - limit:,} more")
+        return mark("\n".join(lines) + "\n")
+
+    def gpus(self) -> str:
+        """The set's GPUs, as the page names them ('GPU 0bbaa9b9 and GPU
+        411bc198')."""
+        return mark(_and([run.gpu for run in self._runs])) if self.verified and self._runs else UNMEASURED
+
+    def gpu(self, i: int = 0) -> str:
+        """The set's i-th GPU ('GPU 0bbaa9b9'); the first is the one the
+        page's numbers and charts come from."""
+        if not self.verified or not self._runs:
+            return UNMEASURED
+        if not isinstance(i, int) or not 0 <= i < len(self._runs):
+            raise TemplateProblem(f"gpu({i!r}): the set has {len(self._runs)} GPUs, 0 to {len(self._runs) - 1}")
+        return mark(self._runs[i].gpu)
+
+    def _verdicts_each(self, a: dict, b: dict):
+        """(GPU, verdict) for each record of the set, or None where a row
+        is missing from any record."""
         if not self.verified:
             return None
-        ra, rb = self._select(a), self._select(b)
-        if not ra or not rb or "samples_ms" not in ra[0] or "samples_ms" not in rb[0]:
-            return None
-        sa, sb = ra[0].get("set"), rb[0].get("set")
-        if sa is not None and sb is not None and sa != sb:
-            raise TemplateProblem(f"{a} and {b} were timed in different sets ({sa!r}, {sb!r}); the rule compares "
-                                  "only rows timed together; compare their medians with page.ratio instead")
-        key = (id(ra[0]), id(rb[0]))  # the rows live as long as the page
-        if key not in self._verdicts:
-            self._verdicts[key] = cmp.verdict(ra[0]["samples_ms"], rb[0]["samples_ms"])
-        return self._verdicts[key]
+        out = []
+        for run in self._runs:
+            # Only timed rows have samples (a derived row, such as a
+            # per-boundary saving, may share a timed row's fields).
+            ra = [r for r in run.select(a) if "samples_ms" in r]
+            rb = [r for r in run.select(b) if "samples_ms" in r]
+            if not ra or not rb or "samples_ms" not in ra[0] or "samples_ms" not in rb[0]:
+                return None
+            for rows, where in ((ra, a), (rb, b)):
+                if len(rows) > 1:
+                    self._one(where, rows)  # names the rows it matched
+            sa, sb = ra[0].get("set"), rb[0].get("set")
+            if sa is not None and sb is not None and sa != sb:
+                raise TemplateProblem(f"{a} and {b} were timed in different sets ({sa!r}, {sb!r}); the rule "
+                                      "compares only rows timed together; compare their medians with page.ratio "
+                                      "instead")
+            key = (id(ra[0]), id(rb[0]))  # the rows live as long as the page
+            if key not in self._verdicts:
+                self._verdicts[key] = cmp.verdict(ra[0]["samples_ms"], rb[0]["samples_ms"])
+            out.append((run.gpu, self._verdicts[key]))
+        return out
+
+    def _word(self, a: dict, b: dict) -> str:
+        """The set's one word for a against b: the rule's word where every
+        GPU gives it, DIFFERS where they do not."""
+        vs = self._verdicts_each(a, b)
+        if vs is None:
+            return "unmeasured"
+        words = {v.word for _, v in vs}
+        return words.pop() if len(words) == 1 else DIFFERS
 
     def _values_exist(self, a: dict, b: dict, over: str, values) -> None:
         """Every value a verdict helper is given must select rows on both
@@ -97,32 +219,42 @@ class PageVerdicts:
         order = [w for w in cmp.WORDS if w in counts] + [w for w in counts if w not in cmp.WORDS]
         return {k: mark(counts[k]) for k in order}
 
-    def verdicts(self, a: dict, b: dict, over: str, values: list) -> dict:
+    def verdicts(self, a: dict, b: dict, over: str, values: list, gpu: int | None = None) -> dict:
         """How many of the rows (a + {over: x}) against (b + {over: x}), for
-        each x in `values`, the rule calls each word: a sweep's summary."""
+        each x in `values`, the rule calls each word on every GPU of the
+        set, and at how many the GPUs differ ('differs between GPUs'): a
+        sweep's summary. gpu=i: the words of the set's i-th GPU alone."""
         if not self.verified:
             return {}
         self._values_exist(a, b, over, values)
-        verdicts = (self._verdict({**a, over: x}, {**b, over: x}) for x in values)
-        return self._tally(v.word if v else "unmeasured" for v in verdicts)
+        if gpu is None:
+            return self._tally(self._word({**a, over: x}, {**b, over: x}) for x in values)
+        self.gpu(gpu)  # refuses an index the set has not
+        words = []
+        for x in values:
+            vs = self._verdicts_each({**a, over: x}, {**b, over: x})
+            words.append(vs[gpu][1].word if vs else "unmeasured")
+        return self._tally(words)
 
     def twins(self, **where) -> dict:
         """The rule applied to the same code against itself: every row named
         NAME-twin (timed a second time beside NAME, in the same set) against
-        NAME, counted by word. Where the rule says faster or slower here it
-        is wrong: this tally is the record's measured false-call rate."""
+        NAME, counted by word, over every record of the set (each GPU's
+        pairs). Where the rule says faster or slower here it is wrong: this
+        tally is the records' measured false-call rate."""
         if not self.verified:
             return {}
         words = []
-        for row in self._select(where):
-            for field in ("version", "schedule", "mode"):
-                name = row.get(field)
-                if isinstance(name, str) and name.endswith(TWIN):
-                    twin_of = {k: row[k] for k in ("set", "elements", "timing", "bins", "keys", "k", "group")
-                               if k in row}
-                    base = self._select({**twin_of, field: name[:-len(TWIN)]})
-                    if base:
-                        words.append(cmp.verdict(row["samples_ms"], base[0]["samples_ms"]).word)
+        for run in self._runs:
+            for row in run.select(where):
+                for field in ("version", "schedule", "mode"):
+                    name = row.get(field)
+                    if isinstance(name, str) and name.endswith(TWIN):
+                        twin_of = {k: row[k] for k in ("set", "elements", "timing", "bins", "keys", "k", "group")
+                                   if k in row}
+                        base = run.select({**twin_of, field: name[:-len(TWIN)]})
+                        if base:
+                            words.append(cmp.verdict(row["samples_ms"], base[0]["samples_ms"]).word)
         return self._tally(words)
 
     def twin_count(self, word: str, **where) -> str:
@@ -135,39 +267,39 @@ class PageVerdicts:
 
     def where_verdict(self, a: dict, b: dict, over: str, values: list, word: str, fmt: str = ",") -> str:
         """The values x of `over` at which the rule calls (a + {over: x})
-        against (b + {over: x}) `word`, as a phrase: '65,537 and 262,145',
-        or 'no size'."""
-        if word not in cmp.WORDS:
-            raise TemplateProblem(f"'{word}' is not one of the rule's words: {', '.join(cmp.WORDS)}")
+        against (b + {over: x}) `word` on every GPU of the set, as a
+        phrase: '65,537 and 262,145', or 'no size'. word='differs between
+        GPUs' names the values at which the GPUs' words differ."""
+        if word not in cmp.WORDS + (DIFFERS,):
+            raise TemplateProblem(f"'{word}' is not one of the rule's words: {', '.join(cmp.WORDS + (DIFFERS,))}")
         if not self.verified:
             return UNMEASURED
         self._values_exist(a, b, over, values)
-        hits = []
-        for x in values:
-            v = self._verdict({**a, over: x}, {**b, over: x})
-            if v and v.word == word:
-                hits.append(mark(number_format(x, fmt)))
-        if not hits:
-            return "no size"
-        return hits[0] if len(hits) == 1 else ", ".join(hits[:-1]) + " and " + hits[-1]
+        hits = [mark(number_format(x, fmt)) for x in values if self._word({**a, over: x}, {**b, over: x}) == word]
+        return _and(hits) if hits else "no size"
 
     def versus_table(self, a: dict, b: dict, names: list, over: str = "elements",
                      timings: list = ("cold", "batch", "graph"), **where) -> str:
         """One line per value of `over`: for each timing, both medians (in
-        microseconds), the rule's word with its estimate and interval, and
-        how many samples each row took."""
+        microseconds) on the set's first GPU, the rule's word with its
+        estimate and interval there, how many samples each row took, and
+        every other GPU's word (in bold where it differs)."""
         if not self.verified:
             return f"{UNMEASURED}\n"
-        head = [over] + [f"{t}: {names[0]} / {names[1]} (us); verdict" for t in timings]
+        gpus = [run.gpu for run in self._runs]
+        head = [over] + [f"{t}: {names[0]} / {names[1]} (us, {gpus[0]}); verdict" for t in timings]
         lines = ["| " + " | ".join(head) + " |", "| " + " | ".join("---" for _ in head) + " |"]
         for x in self.values(over, **{**where, **a}):
             cells = [mark(f"{x:,}")]
             for t in timings:
-                v = self._verdict({**where, **a, over: x, "timing": t}, {**where, **b, over: x, "timing": t})
-                if v is None:
+                vs = self._verdicts_each({**where, **a, over: x, "timing": t}, {**where, **b, over: x, "timing": t})
+                if vs is None:
                     cells.append("")
                     continue
+                v = vs[0][1]
+                others = "".join(f"; {gpu}: " + (f"**{w.word}**" if w.word != v.word else w.word)
+                                 for gpu, w in vs[1:])
                 cells.append(mark(f"{v.a.median * 1000:,.2f} / {v.b.median * 1000:,.2f}; {phrase(v)}; "
-                                  f"{v.a.n:,} samples"))
+                                  f"{v.a.n:,} samples{others}"))
             lines.append("| " + " | ".join(cells) + " |")
         return "\n".join(lines) + "\n"

@@ -261,7 +261,7 @@ def collect(lessons, standalone_dir: Path) -> dict[str, str | bytes]:
         page = (l.path / "README.md").read_text(encoding="utf-8")
         sources = [os.path.basename(s) for s in l.sources]
         st = states[l.target]
-        prov = provenance_text(st.record, st.entry) if st.valid else None
+        prov = provenance_text(st.records, st.entry) if st.valid else None
         page = _admonitions(_rewrite_links(page, l, sources), prov)
         # a snippet's heading names its file, not the path a phone cannot fit
         page = re.sub(r"\[`lessons/[^/`]+/([^`/]+)`, lines", r"[`\1`, lines", page)
