@@ -4,6 +4,7 @@ recomputed from the committed records with the course's own rule:
     build/venv/bin/python research/experiments/rule_tables.py twins
     build/venv/bin/python research/experiments/rule_tables.py simpler
     build/venv/bin/python research/experiments/rule_tables.py sweep RECORD SECOND
+    build/venv/bin/python research/experiments/rule_tables.py gpus
 
 Prints Markdown tables; writes nothing.
 """
@@ -17,6 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 from coursetools.record.format import SUFFIX, load_record  # noqa: E402
+from coursetools.rule import replication  # noqa: E402
 from coursetools.rule import rows as store  # noqa: E402
 from coursetools.rule import verdict as rule  # noqa: E402
 
@@ -82,12 +84,55 @@ def sweep(first: str, second: str) -> None:
                   f"not distinguishable {w[rule.UNDECIDED]}, slower {w[rule.SLOWER]}")
 
 
+def gpu_rows() -> list[str]:
+    """The table rows of `gpus`: each promotion of records made on more
+    than one GPU, its first record's words against each other's, pair by
+    pair (twins left out), and each record's twins."""
+    import json
+    promoted = json.loads((ROOT / "evidence" / "promoted.json").read_text())
+    out = []
+    for entry in promoted.get("promoted", {}).values():
+        files = entry.get("records") or []
+        if len(files) < 2:
+            continue
+        recs = [load_record(ROOT / "evidence" / f) for f in files]
+        names = ", ".join(f"{r['tag']} ({str(r['gpu']['uuid'])[4:12]})" for r in recs)
+        twin_calls = []
+        for r in recs:
+            words = collections.Counter(rule.verdict(x, y).word for _, x, y in pairs(r))
+            twin_calls.append(f"{words[rule.FASTER] + words[rule.SLOWER]} of {sum(words.values())}")
+        for other in recs[1:]:
+            a = replication.compare(recs[0]["results"], other["results"])
+            out.append(f"| {entry['lesson']} | {names} | {a.pairs} | {len(a.agree)} | {len(a.contradict)} "
+                       f"| {len(a.undecided)} | {', '.join(twin_calls)} |")
+    return out
+
+
+def gpus() -> None:
+    print("| lesson | records (GPU) | pairs | one word on both | contradicting | one *not distinguishable* "
+          "| twins *faster*/*slower* (each record) |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print("\n".join(gpu_rows()))
+    import json
+    promoted = json.loads((ROOT / "evidence" / "promoted.json").read_text())
+    for entry in promoted.get("promoted", {}).values():
+        recs = [load_record(ROOT / "evidence" / f) for f in entry.get("records") or []]
+        for other in recs[1:]:
+            a = replication.compare(recs[0]["results"], other["results"])
+            if a.contradict:
+                print(f"\n{entry['lesson']}: the contradicting pairs ({recs[0]['tag']}, {other['tag']}):")
+            for key, w1, w2 in a.contradict:
+                print(f"- `{key[1]}` against `{key[2]}` ({key[0]}): {w1}, {w2}")
+
+
 if __name__ == "__main__":
     what = sys.argv[1] if len(sys.argv) > 1 else ""
     if what == "twins":
         twins()
     elif what == "simpler":
         simpler()
+    elif what == "gpus":
+        gpus()
     elif what == "sweep" and len(sys.argv) == 4:
         sweep(sys.argv[2], sys.argv[3])
     else:

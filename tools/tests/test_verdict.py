@@ -205,3 +205,38 @@ def test_a_percentage_is_how_much_longer_the_slower_row_takes():
     assert slow.word == cmp.SLOWER and phrase(slow).startswith("40.0% slower (40.0% to 40.0%)")
     same = cmp.verdict([1.0] * 20 + [1.001] * 20, [1.0085] * 40)
     assert re.fullmatch(r"the same \(0\.\d% to 0\.\d% faster\)", phrase(same)), phrase(same)
+
+
+def test_the_two_gpu_table_of_the_rule_calibration_note_is_what_the_records_give():
+    """research/rule-calibration.md's table of the promoted sets (the same
+    build on two GPUs, pair by pair) is recomputed from the committed
+    records: a number there that the records do not give fails here."""
+    import importlib.util
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("rule_tables", root / "research" / "experiments" / "rule_tables.py")
+    tables = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tables)
+    rows = tables.gpu_rows()
+    assert rows, "no promoted set of two GPUs or more"
+    note = (root / "research" / "rule-calibration.md").read_text(encoding="utf-8")
+    for row in rows:
+        assert row in note, f"research/rule-calibration.md lacks the row the records give: {row}"
+
+
+def test_two_records_words_are_sorted_into_agree_contradict_and_undecided():
+    from coursetools.rule import replication
+    same, fast, slow = [1.0] * 40, [1.0] * 40, [1.2] * 40
+
+    def results(pairs):
+        rows, decisions = [], []
+        for st, (sa, sb) in pairs.items():
+            rows += [{"version": "a", "set": st, "samples_ms": sa}, {"version": "b", "set": st, "samples_ms": sb}]
+            decisions.append({"set": st, "a": "a", "b": "b"})
+        return {"rows": rows, "decisions": decisions}
+    noisy = [1.0 + 0.05 * ((i * 7919) % 13 - 6) / 6 for i in range(40)]
+    one = results({"x": (fast, slow), "y": (same, same), "z": (fast, slow), "w": (fast, slow)})
+    two = results({"x": (fast, slow), "y": (fast, slow), "z": (noisy, [1.03 * v for v in noisy])})
+    got = replication.compare(one, two)
+    assert [k[0] for k, *_ in got.agree] == ["x"]
+    assert [(k[0], a, b) for k, a, b in got.contradict] == [("y", cmp.SAME, cmp.FASTER)]
+    assert [k[0] for k, *_ in got.undecided] == ["z"] and got.missing == 1

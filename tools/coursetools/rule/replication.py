@@ -1,0 +1,54 @@
+"""The same build's words on two GPUs (or two runs): every pair of rows
+the program compares (its sets' decisions), decided by the rule on each
+record's samples, and sorted by how the two words relate. A word that
+holds on every GPU of a model is one both records give; a contradiction
+is two decided words that differ (*faster* on one, *the same* on the
+other); a pair where one or both say *not distinguishable* differs
+without contradicting."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from . import rows as store
+from . import verdict as rule
+
+DECIDED = (rule.FASTER, rule.SLOWER, rule.SAME)
+
+
+def pair_words(results: dict, keep=lambda d: not store.is_twin_pair(d)) -> dict[tuple[str, str, str], str]:
+    """(set, a, b) -> the rule's word, for each decided pair `keep` selects
+    (by default every pair but the twins)."""
+    return {(d["set"], d["a"], d["b"]): rule.verdict(sa, sb).word
+            for d, sa, sb in store.decided_pairs(results, keep)}
+
+
+@dataclasses.dataclass
+class Agreement:
+    agree: list = dataclasses.field(default_factory=list)
+    contradict: list = dataclasses.field(default_factory=list)  # two decided words that differ
+    undecided: list = dataclasses.field(default_factory=list)  # differ, one or both not distinguishable
+    missing: int = 0  # pairs one record has and the other not
+
+    @property
+    def pairs(self) -> int:
+        return len(self.agree) + len(self.contradict) + len(self.undecided)
+
+
+def compare(first: dict, second: dict, keep=lambda d: not store.is_twin_pair(d)) -> Agreement:
+    """How the two records' words relate, pair by pair (`first`, `second`:
+    the records' results)."""
+    one, two = pair_words(first, keep), pair_words(second, keep)
+    out = Agreement(missing=len(set(one) ^ set(two)))
+    for key in one:
+        if key not in two:
+            continue
+        a, b = one[key], two[key]
+        entry = (key, a, b)
+        if a == b:
+            out.agree.append(entry)
+        elif a in DECIDED and b in DECIDED:
+            out.contradict.append(entry)
+        else:
+            out.undecided.append(entry)
+    return out
