@@ -86,7 +86,7 @@ def page_problems(dom: str, lesson: manifest.Lesson, state_valid: bool) -> list[
     ):
         problems.append("no highlighted CUDA code block")
     unverified = 'class="admonition unverified"' in dom
-    verified = 'class="admonition verified"' in dom and "Recorded on" in dom
+    verified = 'class="admonition verified"' in dom and "Numbers and charts from run" in dom
     plot = re.search(r'<img[^>]+src="figures/[^"]+\.svg"', dom)
     if state_valid:
         if not verified:
