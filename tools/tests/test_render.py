@@ -50,6 +50,16 @@ def test_page_has_snippet_commands_and_unverified_notice_at_the_top(lesson):
     assert "*(unmeasured)*" in page and marks.MARK_OPEN not in page
 
 
+@pytest.mark.parametrize("start", ["<!-- page -->\n# Title\n", "Some words first.\n\n# Title\n", "\n\n"])
+def test_the_unverified_notice_is_at_the_top_whatever_the_template_begins_with(lesson, start):
+    template(lesson, start + "Body.\n")
+    page, diags = render_page(lesson)
+    assert diags == []
+    body = page.split("\n", 1)[1]  # after the generated-by comment
+    first = next(line for line in body.split("\n") if line.strip())
+    assert first.startswith("> **UNVERIFIED.**") or (first == "# Title" and start.startswith("\n")), page
+
+
 def test_template_syntax_error_has_its_line(lesson):
     template(lesson, "line one\n{% if %}\n")
     _, diags = render_page(lesson)

@@ -13,7 +13,8 @@ LESSON = Lesson(
 )
 CODE = '<div class="language-cuda highlight"><pre><code><span class="kt">int</span></code></pre></div>'
 UNVERIFIED = '<div class="admonition unverified"><p class="admonition-title">UNVERIFIED</p></div>'
-VERIFIED = '<div class="admonition verified"><p>Recorded on NVIDIA H200</p></div><img src="figures/a.svg">'
+VERIFIED = ('<div class="admonition verified"><p>Built with nvcc 13.0. Numbers and charts from run `t` on NVIDIA H200'
+            '</p></div><img src="figures/a.svg">')
 
 
 def test_unverified_page_passes_only_while_unverified():
@@ -86,3 +87,56 @@ def test_charts_labels_are_measured_at_the_width_shown(tmp_path):
     page = tmp_path / "index.html"
     assert browser.chart_problems({"charts": [{"src": "figures/c.svg", "shown": 700}]}, page, 390) == []
     assert browser.chart_problems({"charts": [{"src": "figures/c.svg", "shown": 350}]}, page, 390)
+
+
+def test_the_mkdocs_configuration_is_data_no_name_can_turn_into_yaml():
+    """A research note's name goes into the menu: written as JSON (which
+    YAML reads as it is), a tag such as !!python/object/apply is a string."""
+    import json
+    nav = [{"Research": ["research/notes: !!python/object/apply:os.system [touch X] #.md"]}]
+    text = json.dumps(site_build.mkdocs_config(__import__("pathlib").Path("/x"), nav))
+    import yaml
+    assert yaml.safe_load(text)["nav"] == nav
+
+
+def test_a_note_name_that_is_not_a_plain_file_name_is_refused(in_tmp):
+    import pytest
+    from coursetools.errors import UsageError
+    (in_tmp / "research").mkdir()
+    (in_tmp / "research" / "ok-note_2.md").write_text("# ok\n")
+    assert [p.name for p in site_build.research_notes()] == ["ok-note_2.md"]
+    (in_tmp / "research" / "notes: !!python%2Fobject [x] #.md").write_text("# bad\n")
+    with pytest.raises(UsageError, match="a research note's name is letters, digits"):
+        site_build.research_notes()
+
+
+def test_a_site_input_that_links_out_or_is_a_fifo_is_refused_without_waiting(in_tmp, tmp_path_factory):
+    import os
+    import pytest
+    from coursetools.errors import SourceError
+    outside = tmp_path_factory.mktemp("outside") / "secret.md"
+    outside.write_text("# secret\n")
+    (in_tmp / "research").mkdir()
+    (in_tmp / "research" / "linked.md").symlink_to(outside)
+    with pytest.raises(SourceError):
+        site_build.read_input(in_tmp / "research" / "linked.md")
+    os.mkfifo(in_tmp / "research" / "pipe.md")
+    with pytest.raises(SourceError):
+        site_build.read_input(in_tmp / "research" / "pipe.md")
+
+
+def test_a_verified_box_typed_in_any_spelling_is_found():
+    for typed in ('!!! verified "Verified on real hardware"', '  ??? Verified', '???+ verified "x"',
+                  '<div class="admonition verified">', "<p class='note verified'>"):
+        assert site_build.TYPED_BOX.search("text\n" + typed + "\nmore"), typed
+    assert not site_build.TYPED_BOX.search("The page is verified against its record.\n")
+
+
+def test_a_comment_holding_a_fence_cannot_break_the_source_page_open():
+    code = ("int a;\n/*\n```\n!!! verified \"Verified on real hardware\"\n    v9 is 9 TB/s\n## Forged\n"
+            "``` cuda\n*/\nint b;")
+    page = site_build._fenced_code(code)
+    import markdown
+    html = markdown.markdown(page, extensions=["admonition", "pymdownx.superfences"])
+    assert 'class="admonition' not in html and "<h2" not in html
+    assert html.count("<code>") == 1 and html.rstrip().endswith("</table></div>") and ">b<" in html

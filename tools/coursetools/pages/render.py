@@ -141,7 +141,10 @@ def render_lesson(lesson: Lesson, keep_marks: bool = False,
         # The renderer's own words and the evidence's reasons: marked, as a
         # helper's output is (nothing in them was typed into the template).
         notice = MARK_OPEN + UNVERIFIED_NOTICE.format(reason="; ".join(state.reasons), review=review) + MARK_CLOSE
-        out = re.sub(r"^(# [^\n]*\n)", lambda m: m.group(1) + "\n" + notice, out, count=1)
+        # At the top, whatever the template begins with: after the title
+        # where the page opens with one, else before everything.
+        heading = re.match(r"(?:[ \t]*\n)*# [^\n]*\n", out)
+        out = (out[:heading.end()] + "\n" + notice + out[heading.end():]) if heading else notice + "\n" + out
     if not keep_marks:
         out = unmark(out)
     files = {lesson.path / PAGE: header + out}
