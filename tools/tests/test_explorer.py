@@ -52,3 +52,21 @@ def test_the_linked_program_is_the_standalone_file_less_comments(lesson):
     the shortened copy compiles to the same program."""
     from coursetools.sources import cpplex
     assert cpplex.code_tokens(standalone.explorer_text(lesson)) == cpplex.code_tokens(standalone.standalone_text(lesson))
+
+
+def test_the_link_compiles_the_machine_code_the_promoted_run_executed(tmp_path):
+    """Day 24 builds PTX for 7.5 and machine code for 9.0; its promoted run
+    ran on a 9.0 GPU, so the link compiles for sm_90, and says so."""
+    from conftest import fake_lesson
+    from coursetools.evidence import state as ev_state
+    from coursetools.site import build as site_build
+    import dataclasses
+    lesson = dataclasses.replace(fake_lesson(tmp_path), nvcc_flags="-O3 -arch=sm_75 -DCOURSE_MIN_CC=75",
+                                 architectures=("75-virtual", "90-real"))
+    promoted = ev_state.fixture(lesson, {"gpu": {"compute_capability": "9.0"}})
+    flags, why = site_build.explorer_flags(lesson, promoted)
+    assert flags == "-O3 -arch=sm_90 -DCOURSE_MIN_CC=75" and "promoted run executed" in why
+    unverified = ev_state.fixture(lesson, [], None, "unverified")
+    assert site_build.explorer_flags(lesson, unverified)[0] == "-O3 -arch=sm_75 -DCOURSE_MIN_CC=75"
+    on_86 = ev_state.fixture(lesson, {"gpu": {"compute_capability": "8.6"}})  # no machine code for 8.6 built
+    assert site_build.explorer_flags(lesson, on_86)[0] == "-O3 -arch=sm_75 -DCOURSE_MIN_CC=75"

@@ -279,6 +279,20 @@ def _index(lessons, states) -> str:
     )
 
 
+def explorer_flags(lesson: manifest.Lesson, st) -> tuple[str, str]:
+    """The flags a Compiler Explorer link compiles with, and why: the
+    machine code the promoted run executed (its GPU's architecture, where
+    the build holds real code for it), else the build's own flags, said."""
+    flags = lesson.nvcc_flags
+    cc = str((((st.record or {}).get("gpu") or {}).get("compute_capability") or "")) if st.valid else ""
+    arch = cc.replace(".", "")
+    real = {a.split("-")[0] for a in lesson.architectures if not a.endswith("-virtual")}
+    if arch and arch in real and re.search(r"-arch=sm_\d+", flags):
+        flags = re.sub(r"-arch=sm_\d+", f"-arch=sm_{arch}", flags)
+        return flags, f": sm_{arch}, the machine code the promoted run executed"
+    return flags, ": the build's own flags" + ("" if st.valid else " (no promoted run to match)")
+
+
 def collect(lessons, standalone_dir: Path) -> dict[str, str | bytes]:
     states = ev_state.load(lessons)  # each lesson's evidence, as the build verified it
     files: dict[str, str | bytes] = {"docs/index.md": _index(lessons, states), "docs/course.css": COURSE_CSS,
@@ -300,13 +314,14 @@ def collect(lessons, standalone_dir: Path) -> dict[str, str | bytes]:
         alone = standalone_dir / f"{l.target}.cu"
         if alone.exists():
             text = read_input(alone)
-            url = explorer.link(standalone.explorer_text(l), l.nvcc_flags)
+            flags, why = explorer_flags(l, st)
+            url = explorer.link(standalone.explorer_text(l), flags)
             page = page.replace(
                 "\n## Build and run\n",
                 "\n!!! note \"Compiler Explorer\"\n\n"
                 f'    <a href="{html.escape(url, quote=True)}">Open this day in Compiler Explorer</a> '
                 f"(the whole program in the link, compressed, the shared header's comments left out to keep it "
-                f"short, with its flags: `{l.nvcc_flags}`), or read the single file whole: "
+                f"short, with the flags `{flags}`{why}), or read the single file whole: "
                 f"[{l.target}.cu]({l.target}.cu), the shared header inlined.\n\n## Build and run\n",
                 1,
             )
