@@ -26,7 +26,7 @@ from coursetools.evidence import state as ev_state
 from coursetools import fsutil
 from coursetools.pages import formats as page_formats, marks, page as page_api, render, sandbox
 from coursetools.sources import manifest, snippets
-from coursetools.errors import Interrupted
+from coursetools.errors import Interrupted, UsageError
 
 GOOD = "// snippet: good\nint ok;\n// end snippet\n"
 
@@ -671,3 +671,22 @@ def test_verdict_counts_come_only_from_rows_the_record_holds(lesson_rows_page=No
         page.verdicts({"group": "s", "version": "a"}, {"group": "s", "version": "b"}, "elements", range(37, 38))
     unverified = page_api.Page(lesson, [], ev_state.fixture(lesson, [], None, "unverified"))
     assert unverified.verdicts({}, {}, "elements", range(37)) == {}
+
+
+def test_a_day_left_out_only_by_the_build_files_is_refused(tmp_path):
+    """A day may be left out of a build only by the build's architectures
+    (one configured for an older GPU): a manifest that leaves day 77 out
+    of a build for every day's own architectures would take its page out
+    of every check."""
+    import json as _json
+    real = _json.loads((manifest.build_dir() / "course-manifest.json").read_text())
+    day77 = next(d for d in real["lessons"] if d["target"] == "day77_cluster_reduction")
+    for archs, ok in (("", False), ("90", False), ("86", True), ("80;86-real", True), ("86;90", False)):
+        data = {**real, "cuda_architectures": archs, "lessons": [{**day77, "built": False}]}
+        path = tmp_path / "m.json"
+        path.write_text(_json.dumps(data))
+        if ok:
+            assert not manifest.load(path)[0].built
+        else:
+            with pytest.raises(UsageError, match="is left out of this build, yet the build's architectures"):
+                manifest.load(path)

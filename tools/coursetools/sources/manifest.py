@@ -134,6 +134,20 @@ def _command_problems(d: dict) -> list[str]:
     return bad
 
 
+def _left_out_by_architectures(min_cc: str, archs) -> bool:
+    """Whether a build configured for `archs` ("86", "80;86-real") holds
+    no architecture that runs a day needing `min_cc`."""
+    listed = [re.match(r"\d+", a.strip()) for a in str(archs or "").split(";") if a.strip()]
+    if not listed or not all(listed):
+        return False
+    major, _, minor = str(min_cc).partition(".")
+    try:
+        need = int(major) * 10 + int(minor or 0)
+    except ValueError:
+        return False
+    return all(int(m.group(0)) < need for m in listed)
+
+
 def load(path: Path | None = None) -> list[Lesson]:
     path = Path(path or build_dir() / "course-manifest.json")
     try:
@@ -161,6 +175,14 @@ def load(path: Path | None = None) -> list[Lesson]:
         if bad:
             raise UsageError(f"{path}: error: lesson {i} lacks or mistypes {', '.join(bad)}; configure again: "
                              "cmake --preset course")
+        if not d.get("built", True) and not _left_out_by_architectures(d["min_cc"], data.get("cuda_architectures")):
+            # A day may be left out of a build only by the build's own
+            # architectures (one configured for an older GPU): anything else
+            # would take it out of every check while its page stays.
+            raise UsageError(f"{path}: error: {d['target']} is left out of this build, yet the build's "
+                             f"architectures ({data.get('cuda_architectures') or 'each day its own'}) do not rule out "
+                             f"compute capability {d['min_cc']}; the build files leave it out: restore them and "
+                             "configure again: cmake --preset course")
         info_path = ROOT / d["dir"] / LESSON_FILE
         lessons.append(
             Lesson(
