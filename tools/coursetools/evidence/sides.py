@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import Diagnostic, UsageError, display_path
+from ..errors import Diagnostic, EvidenceError, UsageError, display_path
 from ..record.format import SUFFIX, check_tag, load_json, load_record, record_path
 from ..rule.carry import Side, side
 from ..sources.manifest import Lesson
@@ -37,7 +37,10 @@ def load_side(lesson: Lesson, name: str) -> Side:
     if name.endswith(SUFFIX):
         results = load_record(path)["results"]
     else:
-        data = load_json(path, f"a --json output of {lesson.target} (or a record of it)")
+        try:
+            data = load_json(path, f"a --json output of {lesson.target} (or a record of it)")
+        except EvidenceError as e:  # a student's file is input, not the course's evidence
+            raise UsageError(e.diagnostics) from None
         results = data.get("results") if isinstance(data.get("results"), dict) else data
     if not isinstance(results, dict) or results.get("lesson") != lesson.target:
         got = results.get("lesson") if isinstance(results, dict) else None

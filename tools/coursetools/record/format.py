@@ -187,19 +187,40 @@ def _encodable(s: str) -> bool:
         return False
 
 
+# A whole number in a record or a run: a size, a count, a byte total (the
+# largest, a GPU's memory in bytes, has 12 digits). Beyond this, Python
+# would spend quadratic time converting it, or refuse past 4,300 digits.
+MAX_DIGITS = 40
+
+
+class _LongNumber(Exception):
+    def __init__(self, digits: int):
+        self.digits = digits
+
+
+def _whole(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > MAX_DIGITS:
+        raise _LongNumber(digits)
+    return int(text)
+
+
 def strict_json(text: str):
     """json.loads, held to what a record may hold: no NaN or Infinity, no
     key twice in one object (JSON readers disagree on which copy wins), no
     lone surrogate escape, no nesting deeper than MAX_JSON_DEPTH.
     StrictJSONError names what is wrong and, where it can, the line."""
     try:
-        data = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_pairs)
+        data = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_pairs, parse_int=_whole)
     except _Duplicate as e:
         raise StrictJSONError(f"holds the key {e.key!r} twice in one object", _duplicate_line(text)) from None
     except json.JSONDecodeError as e:
         raise StrictJSONError(f"is not valid JSON ({e.msg})", e.lineno, e.colno) from None
     except RecursionError:
         raise StrictJSONError(f"nests deeper than {MAX_JSON_DEPTH} levels") from None
+    except _LongNumber as e:
+        raise StrictJSONError(f"holds a whole number of {e.digits:,} digits; a count, size or time here has at "
+                              f"most {MAX_DIGITS}") from None
     problem = _walk(data)
     if problem:
         line = _lone_surrogate_line(text) if "surrogate" in problem else 0

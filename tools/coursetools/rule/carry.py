@@ -21,7 +21,7 @@ from statistics import NormalDist
 from ..errors import Diagnostic, UsageError
 from ..sources.manifest import Lesson
 from . import verdict as rule
-from .rows import row_key
+from .rows import ROW_KEY_FIELDS, row_key
 
 @dataclasses.dataclass(frozen=True)
 class Side:
@@ -30,23 +30,71 @@ class Side:
     rows: tuple  # the lesson's rows that have samples and a set
 
 
+# Bounds on a run a student hands in: what a lesson's --json holds, with
+# room to spare. The header samples a row at most TimingOptions' last look
+# (1,024 rounds) a set; the rule compares every sample of one row with
+# every sample of the other, so samples are bounded to keep that quick.
+MAX_ROWS = 100_000
+MAX_SAMPLES = 4_096
+# A time in milliseconds: from a picosecond to about eleven days. Outside
+# it, a number is not a GPU's event time (and its logarithm's differences
+# would lose all precision).
+MIN_MS, MAX_MS = 1e-9, 1e9
+_ID_FIELDS = ROW_KEY_FIELDS + ("set",)
+
+
+def _field_problem(k: str, v) -> str | None:
+    if isinstance(v, bool) or not isinstance(v, (str, int)):
+        return f"'{k}' must be a string or a whole number, not {type(v).__name__}"
+    if isinstance(v, int) and abs(v) >= 2 ** 63:
+        return f"'{k}' is a whole number of {len(str(abs(v)))} digits; a size or a count fits in 64 bits"
+    if isinstance(v, str) and len(v) > 200:
+        return f"'{k}' is {len(v):,} characters long; a row's name is short"
+    return None
+
+
 def _rows(results: dict, shown: str) -> tuple:
     rows = results.get("rows")
     if not isinstance(rows, list):
         raise UsageError(Diagnostic(shown, 0, 0, "has no 'rows' list; expected a lesson's --json output"))
-    out = []
+    if len(rows) > MAX_ROWS:
+        raise UsageError(Diagnostic(shown, 0, 0, f"holds {len(rows):,} rows; a lesson's --json holds at most "
+                                    f"{MAX_ROWS:,}"))
+    out, seen = [], {}
     for i, row in enumerate(rows):
         if not isinstance(row, dict):
             raise UsageError(Diagnostic(shown, 0, 0, f"rows[{i}] is not an object; expected a lesson's --json output"))
         samples = row.get("samples_ms")
         if not isinstance(samples, list) or not samples:
             continue  # derived rows and untimed rows: nothing to compare
-        if not all(isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t) and t > 0
+        for k in _ID_FIELDS:
+            if k in row:
+                bad = _field_problem(k, row[k])
+                if bad:
+                    raise UsageError(Diagnostic(shown, 0, 0, f"rows[{i}]: {bad}"))
+        if len(samples) > MAX_SAMPLES:
+            raise UsageError(Diagnostic(shown, 0, 0, f"rows[{i}] has {len(samples):,} samples; at most "
+                                        f"{MAX_SAMPLES:,} a row"))
+        if not all(isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t) and MIN_MS <= t <= MAX_MS
                    for t in samples):
-            raise UsageError(Diagnostic(shown, 0, 0, f"rows[{i}] ({row.get('set')}): samples_ms must be positive "
-                                        "numbers of milliseconds"))
+            raise UsageError(Diagnostic(shown, 0, 0, f"rows[{i}] ({escaped(row.get('set'))}): samples_ms must be "
+                                        f"numbers of milliseconds from {MIN_MS:g} to {MAX_MS:g}"))
+        ident = (_set_of(row), row_key(row))
+        if ident in seen:
+            raise UsageError(Diagnostic(shown, 0, 0, f"rows[{i}] repeats rows[{seen[ident]}] (the same row of the "
+                                        "same set twice); expected each row once"))
+        seen[ident] = i
         out.append(row)
     return tuple(out)
+
+
+def escaped(value) -> str:
+    """A string from a run, as the terminal is shown it: every control
+    character (an ANSI escape, a carriage return, a newline) written as
+    its Python escape, so nothing a file holds can move the cursor or
+    rewrite a line already printed."""
+    text = str(value)
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def side(label: str, results: dict, shown: str) -> Side:
@@ -57,7 +105,7 @@ def side(label: str, results: dict, shown: str) -> Side:
     if not rows:
         raise UsageError(Diagnostic(shown, 0, 0, "holds no timed rows (a --check-only or --profile run?); "
                                     "expected a timed run's --json output"))
-    return Side(label, str(gpu.get("name") or "an unnamed GPU"), rows)
+    return Side(escaped(label), escaped(gpu.get("name") or "an unnamed GPU")[:200], rows)
 
 
 def _matches(row: dict, where: dict) -> bool:
@@ -75,16 +123,17 @@ def _set_of(row: dict):
 
 def _pairs(rows: tuple, a: dict, b: dict) -> dict:
     """{row key of the a-row: (a-row, b-row)}: every row matching `a` and the
-    row matching `b` timed in its set."""
-    by_set: dict = {}
+    one row matching `b` timed in its set (linear in the rows)."""
+    b_rows: dict = {}
     for row in rows:
-        by_set.setdefault(_set_of(row), []).append(row)
+        if _matches(row, b):
+            b_rows.setdefault(_set_of(row), []).append(row)
     out = {}
     for row in rows:
         if not _matches(row, a):
             continue
-        partners = [r for r in by_set[_set_of(row)] if _matches(r, b) and r is not row]
-        if len(partners) == 1:
+        partners = [r for r in b_rows.get(_set_of(row), ())[:2] if r is not row]
+        if len(partners) == 1 and len(b_rows[_set_of(row)]) <= 2:
             out[row_key(row)] = (row, partners[0])
     return out
 
@@ -139,7 +188,7 @@ def _row_name(row: dict) -> str:
     """The row's identity, its mode left out where a version or schedule
     names it already (a mode is then that name's description)."""
     named = "version" in row or "schedule" in row
-    return " ".join(str(v) for k, v in row.items() if not (named and k == "mode"))
+    return " ".join(escaped(v) for k, v in row.items() if not (named and k == "mode"))
 
 
 def format_carry(lesson: Lesson, left: Side, right: Side, blocks: list[dict]) -> str:
