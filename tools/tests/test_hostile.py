@@ -690,3 +690,9 @@ def test_a_day_left_out_only_by_the_build_files_is_refused(tmp_path):
         else:
             with pytest.raises(UsageError, match="is left out of this build, yet the build's architectures"):
                 manifest.load(path)
+
+
+def test_an_expectation_naming_a_newer_instruction_applies_only_to_machine_code_that_can_hold_it():
+    from coursetools.binaries import sass
+    assert sass.needs_arch("ACQBULK") == 90 and sass.needs_arch("LDG\\.E\\.128") == 0
+    assert sass.needs_arch("PREEXIT|LDG") == 90

@@ -6,6 +6,7 @@ nothing here times anything."""
 
 from __future__ import annotations
 
+from .causes import code_span
 from .marks import TemplateProblem, mark
 from .rows import UNMEASURED
 
@@ -80,7 +81,7 @@ class PageNvbench:
             fields = {**fixed, **{axes[k]: v for k, v in values.items() if k in axes}, **where}
             label = ", ".join(f"{axes.get(k, k)} {v:,}" if isinstance(v, int) else f"{v}"
                               for k, v in values.items() if k in axes)
-            cells = [f"`{label}`"]
+            cells = [mark(code_span(label))]  # the record's axis values: marked, as every number it holds
             found = 0
             for timing, tag in (("cold", COLD), ("batch", BATCH)):
                 row = self._one({**fields, "timing": timing})
