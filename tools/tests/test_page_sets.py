@@ -63,13 +63,13 @@ def test_one_word_where_both_gpus_agree_and_each_gpus_where_they_differ():
     assert unmark(p.compare({**A, "elements": 1}, {**B, "elements": 1})) == "faster"
     split = unmark(p.compare({**A, "elements": 2}, {**B, "elements": 2}))
     assert split == "faster on GPU aaaaaaaa but the same on GPU bbbbbbbb"
-    tally = {k: unmark(v) for k, v in p.verdicts(A, B, "elements", [1, 2]).items()}
+    tally = {unmark(k): unmark(v) for k, v in p.verdicts(A, B, "elements", [1, 2]).items()}
     assert tally == {"faster": "1", "differs between GPUs": "1"}
     assert unmark(p.where_verdict(A, B, "elements", [1, 2], "differs between GPUs")) == "2"
     assert unmark(p.where_verdict(A, B, "elements", [1, 2], "faster")) == "1"
-    one = {k: unmark(v) for k, v in p.verdicts(A, B, "elements", [1, 2], gpu=1).items()}
+    one = {unmark(k): unmark(v) for k, v in p.verdicts(A, B, "elements", [1, 2], gpu=1).items()}
     assert one == {"faster": "1", "the same": "1"}
-    assert {k: unmark(v) for k, v in p.agreement().items()} == {"agree": "1", "differ": "1"}
+    assert {unmark(k): unmark(v) for k, v in p.agreement().items()} == {"agree": "1", "differ": "1"}
     listed = unmark(p.disagreements())
     assert "`a` against `b` (`n=2 cold`): faster on GPU aaaaaaaa, the same on GPU bbbbbbbb" in listed
     assert "n=1 cold" not in listed
@@ -92,7 +92,7 @@ def test_twins_count_every_gpus_pairs_and_the_provenance_names_every_gpu():
                                      "set": "n=1 cold", "median_ms": 1.0, "samples_ms": FAST})
         return r
     p = _page(with_twin("GPU-aaaaaaaa-x"), with_twin("GPU-bbbbbbbb-y"))
-    assert {k: unmark(v) for k, v in p.twins().items()} == {"the same": "2"}
+    assert {unmark(k): unmark(v) for k, v in p.twins().items()} == {"the same": "2"}
     text = provenance_text([with_twin("GPU-aaaaaaaa-x"), with_twin("GPU-bbbbbbbb-y")],
                            {"promoted_by": "A Reviewer", "promoted_at": "2026-12-01T00:00:00Z"})
     assert "Numbers and charts from run `x` on NVIDIA H200 GPU aaaaaaaa" in text

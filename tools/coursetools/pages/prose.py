@@ -30,7 +30,7 @@ import unicodedata
 from ..errors import Diagnostic
 from ..sources import manifest
 from ..sources.manifest import Lesson
-from . import marks, render
+from . import claims, marks, render
 from .numbers import NUMBER_RE, NUMBER_WORDS, invisible_dropped, numerals_marked, typed, unescaped, word_values
 
 # A date as a citation writes it: a real one (no 0037-00-00).
@@ -204,6 +204,16 @@ def problems_in(text: str, allowed: set[float], days: set[int], shown: str, temp
                                   "lesson.toml [page] constants"))
     cls = _classes(text)
     prose_only = "".join(c if k == PROSE else " " for c, k in zip(text, cls))
+    # Claims in words: the prose as read, a helper's output as one mark.
+    view = "".join(c if k == PROSE else ("\x00" if k == MARKED else ("\n" if c == "\n" else " "))
+                   for c, k in zip(text, cls))
+    page_lines = text.split("\n")
+
+    def line_of(at: int) -> int:
+        n = text.count("\n", 0, at)
+        word = claims.CLAIM_RE.search(view, at)
+        return _template_line(template, page_lines[n], word.group(0) if word else "") or n + 1
+    out += claims.claim_problems(text, view, "\x00", shown, line_of)
     for m in HTML_TAG_RE.finditer(prose_only):
         line = text.count("\n", 0, m.start()) + 1
         tline = _template_line(template, text.split("\n")[line - 1], m.group(0)) or line

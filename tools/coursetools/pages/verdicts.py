@@ -40,6 +40,16 @@ def phrase(v: cmp.Verdict) -> str:
 DIFFERS = "differs between GPUs"
 
 
+class Tally(dict):
+    """A tally of the rule's words: looked up by the plain word
+    (tally.get("faster")), listed with each word marked as the helper's
+    own (for word, n in tally.items()), so a page listing it types no
+    comparative word of its own."""
+
+    def items(self):
+        return [(mark(k), v) for k, v in super().items()]
+
+
 def _and(parts: list[str]) -> str:
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
@@ -212,12 +222,13 @@ class PageVerdicts:
 
     @staticmethod
     def _tally(words) -> dict:
-        """Words counted in the rule's order, each count marked."""
+        """Words counted in the rule's order, each count marked; the words
+        too where a template lists them (Tally.items)."""
         counts: dict[str, int] = {}
         for word in words:
             counts[word] = counts.get(word, 0) + 1
         order = [w for w in cmp.WORDS if w in counts] + [w for w in counts if w not in cmp.WORDS]
-        return {k: mark(counts[k]) for k in order}
+        return Tally((k, mark(counts[k])) for k in order)
 
     def verdicts(self, a: dict, b: dict, over: str, values: list, gpu: int | None = None) -> dict:
         """How many of the rows (a + {over: x}) against (b + {over: x}), for

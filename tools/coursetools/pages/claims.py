@@ -1,0 +1,88 @@
+"""Claims in words: a page may call one row faster, slower or the same as
+another, or say by how much in words (twice, an order of magnitude, a
+terabyte a second), only where a page helper said so. The comparison
+rule's words come from page.compare and its kin, marked; a sentence that
+makes a comparative or magnitude claim in typed words must hold a
+helper's output (the rows' word, a number, a tally), or use the word as
+the rule's term (*faster*, in emphasis, as the pages define it).
+
+A sentence that links one of the course's research notes cites the
+measurement it states (a separate experiment, its code and data in the
+note); the reviewer checks it there.
+
+What this cannot know: whether the helper in the sentence is about the
+rows the words are about. A sentence "v9 is faster than CUB at every
+size: {{ page.compare(a, b) }}" passes, whatever compare says; the
+reviewer reads each such sentence against its helper (research/
+REVIEW-PROCESS.md, *What the reviewer checks*). What it refuses is the
+claim with nothing beside it.
+
+The word list is here and nowhere else."""
+
+from __future__ import annotations
+
+import re
+
+from ..errors import Diagnostic
+
+# Comparative and magnitude words, in every inflection a page would use.
+# "the same" only where it compares ("is the same as"); "better", "worse"
+# only before "than"; "times" is a number's (the number check has it).
+CLAIM_WORDS = [
+    r"fast(?:er|est)", r"slow(?:er|est)", r"quick(?:er|est)", r"speed-?ups?", r"slow-?downs?",
+    r"ahead\s+of", r"behind", r"beat(?:s|en|ing)?", r"outperform\w*", r"outpac\w+", r"win(?:s|ning)?",
+    r"los(?:e|es|ing)\s+to", r"order(?:s)?\s+of\s+magnitude", r"(?:tera|giga|peta|mega)bytes?",
+    r"(?:twice|thrice|half)\s+as\s+(?:fast|slow|quick|long|much|many|wide|high)",
+    r"(?:doubles|halves|doubled|halved)\s+(?:the\s+)?(?:speed|time|bandwidth|throughput)",
+    r"(?:is|are|was|were|be)\s+the\s+same\s+as", r"(?:better|worse)\s+than", r"(?:much|far|way)\s+(?:more|less)",
+    r"on\s+par", r"keeps?\s+pace",
+]
+CLAIM_RE = re.compile(r"(?<![\w-])(?:" + "|".join(CLAIM_WORDS) + r")(?![\w-])", re.IGNORECASE)
+# The rule's words used as its terms: in emphasis, as the pages define them.
+TERM_RE = re.compile(r"(?<![*_\w])[*_](?:faster|slower|the same|not distinguishable)[*_](?![*_\w])", re.IGNORECASE)
+# A sentence ends at '.', '!' or '?' and a space, at a blank line, at a
+# table cell's edge and where a list item begins; a colon or a semicolon
+# does not end one ("v7 against v6: {{ compare }}; the fewer loads did not
+# make it quicker" is one claim with its helper).
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\s*\|\s*|\n(?=\s*(?:[-*+]|\d+\.)\s)")
+# A link to one of the course's research notes: the sentence cites the
+# measurement it states (a separate experiment, with its code and data),
+# which the reviewer checks against the note.
+RESEARCH_LINK = re.compile(r"\]\((?:\.\./)*research/[A-Za-z0-9._-]+\.md(?:#[^)]*)?\)")
+
+
+def sentences(prose: str):
+    """(start, end) of each sentence of a page's prose: ended by '.', '!',
+    '?', ';' or ':' and a space, by a blank line, or by a table cell."""
+    pos = 0
+    for m in SENTENCE_END.finditer(prose):
+        yield pos, m.start()
+        pos = m.end()
+    yield pos, len(prose)
+
+
+def claim_problems(raw: str, prose: str, sentinel: str, shown: str, line_of) -> list[Diagnostic]:
+    """`raw`: the page as typed, one character for each of `prose`'s, which
+    is the page as read with code blanked and each helper's output read as
+    `sentinel`. A claim word in a sentence that holds no helper output is
+    a problem, named at its line (`line_of(offset)`)."""
+    terms = [(m.start(), m.end()) for m in TERM_RE.finditer(raw)]
+    cited = [m.start() for m in RESEARCH_LINK.finditer(raw)]
+    out = []
+    for a, b in sentences(prose):
+        text = prose[a:b]
+        if sentinel in text or any(a <= c < b for c in cited):
+            continue
+        for m in CLAIM_RE.finditer(text):
+            at = a + m.start()
+            if any(s <= at < e for s, e in terms):
+                continue
+            said = " ".join(text.split())
+            said = said if len(said) <= 90 else said[:87] + "..."
+            out.append(Diagnostic(shown, line_of(at), 0,
+                                  f"the claim '{m.group(0)}' is typed into the page ('{said}'); a comparison or "
+                                  "a magnitude comes from a page helper: put the helper's output in the sentence "
+                                  "(page.compare, page.measured, page.verdicts), or write the rule's word as its "
+                                  "term (*faster*)"))
+            break  # one problem a sentence
+    return out
