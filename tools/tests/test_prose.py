@@ -71,3 +71,21 @@ def test_a_claim_typed_in_words_is_refused(typed):
 ])
 def test_a_claim_beside_its_helper_or_as_the_rules_term_passes(fine):
     assert not [p for p in problems(f"# Day\n\n{fine}\n") if "the claim" in p]
+
+
+@pytest.mark.parametrize("page", [
+    "# Day\n\n~~~ !\nv1 is three times slower than CUB, and v9 beats it everywhere.\n~~~\n",
+    "# Day\n\n    `v1 is three times slower than CUB\nand v9 beats it everywhere.` more\n",
+])
+def test_text_the_site_shows_as_prose_is_read_as_prose(page):
+    """A line the check's own reading might take for code, which the
+    site's Markdown shows as prose: its claims and number words are found
+    in the site's reading."""
+    found = [str(d) for d in prose.reader_view_problems(page, set(), {24}, "t.j2", page)]
+    assert any("the claim" in p for p in found) or any("reaches the site's page as prose" in p for p in found), found
+
+
+def test_the_sites_reading_keeps_the_rules_terms_and_a_research_citation():
+    page = ("# Day\n\nThe rule says *faster* when the interval is beyond the margin.\n\n"
+            "An experiment found it slower ([the note](../../research/cub-reduce.md)).\n")
+    assert prose.reader_view_problems(page, set(), {24}, "t.j2", page) == []

@@ -222,6 +222,63 @@ def problems_in(text: str, allowed: set[float], days: set[int], shown: str, temp
     return out
 
 
+# The site's Markdown, as MkDocs builds it (site/build.py's extensions):
+# what the reader sees as prose is what this engine leaves outside <pre>
+# and <code>. The check reads the page with it too, so a line the check's
+# own reading takes for code (a fence the site does not accept, a span
+# the site does not open) cannot carry typed claims or number words to
+# the reader.
+SITE_MARKDOWN_EXTENSIONS = ["admonition", "tables", "toc", "pymdownx.highlight", "pymdownx.superfences"]
+_CODE_HTML = re.compile(r"<(pre|code)\b[^>]*>.*?</\1>", re.S | re.I)
+_TAG_HTML = re.compile(r"<[^>]+>")
+
+
+def reader_view(page: str) -> str:
+    """The page's prose as the site's Markdown engine shows it: code
+    dropped, tags dropped, references decoded; a helper's output keeps
+    its marks (the engine passes them through as text)."""
+    import html as html_lib
+    import markdown
+
+    out = markdown.markdown(page, extensions=SITE_MARKDOWN_EXTENSIONS)
+    out = _CODE_HTML.sub(" ", out)
+    # Emphasis as the page typed it (the rule's terms are emphasized), and a
+    # link's address where it cites a research note (claims.py reads both).
+    out = re.sub(r"<(em|strong)>(.*?)</\1>", lambda m: f"*{m.group(2)}*" if m.group(1) == "em" else m.group(2), out,
+                 flags=re.S)
+    out = re.sub(r'<a\s[^>]*href="([^"]*)"[^>]*>(.*?)</a>',
+                 lambda m: f"[{m.group(2)}]({m.group(1)})" if "research/" in m.group(1) else m.group(2), out, flags=re.S)
+    text = _TAG_HTML.sub(" ", re.sub(r"</(p|li|h\d|td|th|tr|div|blockquote)>", "\n\n", out))
+    return html_lib.unescape(text)
+
+
+def reader_view_problems(page: str, allowed: set[float], days: set[int], shown: str,
+                         template: str) -> list[Diagnostic]:
+    """Claims and number words in the prose the site shows that the
+    check's own reading did not see as prose."""
+    seen = reader_view(page)
+    view = MARKED_RE.sub("\x00", seen)
+    out = []
+    lines = template.split("\n")
+
+    def line_of(at: int) -> int:
+        word = claims.CLAIM_RE.search(view, at)
+        return _template_line(template, view[max(0, at - 60):at + 60], word.group(0) if word else "") or 0
+    out += claims.claim_problems(view, view, "\x00", shown, line_of)
+    for para in view.split("\n\n"):
+        read = invisible_dropped(unicodedata.normalize("NFKC", numerals_marked(para.replace("\x00", MARK_SENTINEL))))
+        for word in typed(read, set(allowed) | {float(MARK_SENTINEL)}, days, words=True):
+            if NUMBER_RE.fullmatch(word):
+                continue  # digits: the check's own reading sees every digit, code or not
+            said = " ".join(para.replace("\x00", "").split())
+            said = said if len(said) <= 90 else said[:87] + "..."
+            out.append(Diagnostic(shown, _template_line(template, para, word) or 0, 0,
+                                  f"the number {word} reaches the site's page as prose ('{said}'); take it from "
+                                  "a page helper"))
+    del lines
+    return out
+
+
 def check(lessons: list[Lesson], only=None) -> list[Diagnostic]:
     from ..evidence import state as ev_state
 
@@ -240,7 +297,12 @@ def check(lessons: list[Lesson], only=None) -> list[Diagnostic]:
         template_path = lesson.path / render.TEMPLATE
         shown = template_path.relative_to(manifest.ROOT).as_posix()
         template = template_path.read_text(encoding="utf-8", errors="replace")
-        out += problems_in(page, allowed, days, shown, template)
+        found = problems_in(page, allowed, days, shown, template)
+        # The site's reading too; a problem both readings find is named once.
+        said = {(d.line, d.message.split("(")[0]) for d in found}
+        found += [d for d in reader_view_problems(page, allowed, days, shown, template)
+                  if (d.line, d.message.split("(")[0]) not in said]
+        out += found
         out += snippet_comment_problems(lesson, page, allowed)
     return out
 
