@@ -194,7 +194,8 @@ def cmd_verify(args) -> int:
         raise EvidenceError([f"evidence: {p}" for p in problems]
                             + ["evidence: to fix: record on a GPU and promote again (research/REVIEW-PROCESS.md)"])
     promoted = store.load_promotions()["promoted"]
-    print(f"evidence: {len(promoted)} promoted record(s): signatures valid, records intact, "
+    records = sum(len(verify.entry_records(e)) for e in promoted.values())
+    print(f"evidence: {len(promoted)} promotion(s) of {records} record(s): signatures valid, records intact, "
           "every promotion rule holds for today's sources")
     return EXIT_OK
 

@@ -3,7 +3,7 @@
 // course/detail/decide.cuh: the comparison rule's word for two rows'
 // samples, so that sampling can stop once every compared pair is decided.
 // The rule itself is stated, and its error rate measured, by the tools
-// (tools/coursetools/evidence/verdict.py and research/REVIEW-PROCESS.md);
+// (tools/coursetools/rule/verdict.py and research/REVIEW-PROCESS.md);
 // this is the same arithmetic, step for step, and a test holds the two to
 // the same words on the same samples.
 //
