@@ -696,3 +696,21 @@ def test_an_expectation_naming_a_newer_instruction_applies_only_to_machine_code_
     from coursetools.binaries import sass
     assert sass.needs_arch("ACQBULK") == 90 and sass.needs_arch("LDG\\.E\\.128") == 0
     assert sass.needs_arch("PREEXIT|LDG") == 90
+
+
+def test_a_manifest_older_than_a_lessons_build_file_or_missing_a_day_names_the_command(in_tmp):
+    import json as _json
+    import os
+    import time
+    (in_tmp / "build").mkdir()
+    (in_tmp / "lessons" / "day31_new").mkdir(parents=True)
+    cm = in_tmp / "lessons" / "day31_new" / "CMakeLists.txt"
+    cm.write_text("course_add_lesson(day31_new)\n")
+    path = in_tmp / "build" / "course-manifest.json"
+    path.write_text(_json.dumps({"lessons": []}))
+    with pytest.raises(UsageError, match="lessons/day31_new is not in the build's manifest.*cmake --preset course"):
+        manifest.load()
+    later = time.time() + 60
+    os.utime(cm, (later, later))
+    with pytest.raises(UsageError, match="older than lessons/day31_new/CMakeLists.txt.*cmake --preset course"):
+        manifest.load()

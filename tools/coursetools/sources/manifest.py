@@ -13,7 +13,7 @@ import os
 import re
 from pathlib import Path
 
-from ..errors import UsageError
+from ..errors import UsageError, display_path
 from .lessoninfo import LESSON_FILE, LessonInfo, load_lesson_info
 
 
@@ -198,7 +198,34 @@ def load(path: Path | None = None) -> list[Lesson]:
                 info=load_lesson_info(info_path, f"{d['dir']}/{LESSON_FILE}", tuple(d.get("variants", []))),
             )
         )
+    _refuse_stale(path, lessons)
     return sorted(lessons, key=lambda l: l.day)
+
+
+def _refuse_stale(path: Path, lessons: list[Lesson]) -> None:
+    """A manifest older than the build files it was made from, or one that
+    lacks a lesson folder the tree has, would have the tools describe a
+    course that is not there: name the file and the command that
+    refreshes it. (The build itself re-configures first, so only a tool
+    run by hand after such an edit meets this.)"""
+    if path.parent.resolve() != build_dir().resolve():
+        return  # a manifest read from elsewhere (a test's, a copy) is taken as it is
+    try:
+        made = path.stat().st_mtime
+    except OSError:
+        return
+    inputs = [ROOT / "CMakeLists.txt", *sorted((ROOT / "cmake").glob("*.cmake")),
+              *sorted((ROOT / "lessons").glob("*/CMakeLists.txt"))]
+    newer = [p for p in inputs if p.is_file() and p.stat().st_mtime > made + 1]
+    if newer:
+        raise UsageError(f"{display_path(path)}: error: older than {display_path(newer[0])}, which changed since "
+                         "the build was configured; refresh it: cmake --preset course")
+    known = {l.dir for l in lessons}
+    new = [p.parent for p in inputs[1:] if p.name == "CMakeLists.txt" and p.parent.parent.name == "lessons"
+           and TARGET_RE.match(p.parent.name) and f"lessons/{p.parent.name}" not in known]
+    if new:
+        raise UsageError(f"{display_path(path)}: error: {display_path(new[0])} is not in the build's manifest (a "
+                         "new day?); configure again so the build knows it: cmake --preset course")
 
 
 def find(lessons: list[Lesson], name: str) -> Lesson:
