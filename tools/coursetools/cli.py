@@ -133,7 +133,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="what carries over between two runs: the lesson's declared ratios, each run's word beside the other's",
         description="Compares two runs of a lesson: for each ratio the lesson's page names as the one to compare "
                     "(its lesson.toml [[carry_over]]), the ratio and the comparison rule's word inside each run, "
-                    "and whether the word carried over. Each side is a record's tag, 'promoted' (the record the "
+                    "and whether the word carried over ('yes': the same word in both runs; 'no': two different decided "
+                    "words; 'undecided': one run says not distinguishable). It prints a summary first; --all "
+                    "prints every row. Each side is a record's tag, 'promoted' (the record the "
                     "page shows), or the path of the lesson's own --json output from any GPU, yours included. "
                     "Needs no git, writes nothing.")
     r.add_argument("lesson", help="the lesson: its folder's name under lessons/")
@@ -142,6 +144,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--rows", action="store_true",
                    help="instead: every timed row of two records, its time in each, by the rule (two runs: "
                         "says how the runs differed, not what the code does)")
+    r.add_argument("--all", action="store_true",
+                   help="every row of every declared ratio, not the summary (at most 15 lines) it prints first")
     r.add_argument("--json", action="store_true", help="print JSON instead of a table")
     r.set_defaults(func=c.cmd_compare)
     r = esub.add_parser("add-reviewer", help="add a reviewer's public key to evidence/allowed_signers", formatter_class=fmt)

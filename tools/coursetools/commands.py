@@ -242,8 +242,10 @@ def cmd_compare(args) -> int:
     blocks = carry.compare(lesson, left, right)
     if args.json:
         print(json.dumps(carry.as_json(lesson, left, right, blocks), indent=1))
-    else:
+    elif args.all:
         print(carry.format_carry(lesson, left, right, blocks))
+    else:
+        print(carry.format_summary(lesson, left, right, blocks))
     return EXIT_OK
 
 

@@ -191,6 +191,48 @@ def _row_name(row: dict) -> str:
     return " ".join(escaped(v) for k, v in row.items() if not (named and k == "mode"))
 
 
+MEANING = ("carried over: 'yes' where both runs' words (the rule's, inside each run) are the same, 'no' where they "
+           "are two different decided words (faster, slower, the same), 'undecided' where one run says not "
+           "distinguishable")
+
+
+def _size_hint(lesson: Lesson, left: Side) -> str:
+    sizes = sorted({r["elements"] for r in left.rows if isinstance(r.get("elements"), int)})
+    if not sizes:
+        return f"run {lesson.target} at the page's own settings"
+    shown = ", ".join(f"{n:,}" for n in sizes[:6]) + (", ..." if len(sizes) > 6 else "")
+    pick = next((n for n in sizes if n >= 1 << 20), sizes[-1])
+    return (f"run it at a size {left.label} measured ({shown}), for example: "
+            f"build/bin/{lesson.target} --size {pick} --json my-run.json")
+
+
+def format_summary(lesson: Lesson, left: Side, right: Side, blocks: list[dict], limit: int = 2) -> str:
+    """At most 15 lines: the two runs, what 'carried over' means, each
+    declared ratio's counts and its rows that did not carry over; the
+    whole table with --all."""
+    lines = [f"{lesson.target}: {left.label} ({left.gpu}) against {right.label} ({right.gpu})", MEANING + "."]
+    common = 0
+    for block in blocks[:4]:
+        cells = [c for c in block["cells"] if not c["host_bound"]]
+        both = [c for c in cells if c["carried"] != "missing"]
+        common += len(both)
+        tally = {k: sum(c["carried"] == k for c in cells) for k in ("yes", "no", "undecided", "missing")}
+        lines.append(f"{escaped(block['what'])}: {tally['yes']} of {len(both)} rows in both runs carried over, "
+                     f"{tally['no']} did not, {tally['undecided']} undecided"
+                     + (f" ({tally['missing']} in one run only)" if tally["missing"] else ""))
+        worst = [c for c in cells if c["carried"] == "no"][:limit]
+        if worst:
+            lines.append("  did not: " + "; ".join(f"{_row_name(c['row'])} ({_cell_text(c['left'])} / "
+                                                     f"{_cell_text(c['right'])})" for c in worst)
+                         + (" ..." if tally["no"] > limit else ""))
+    if len(blocks) > 4:
+        lines.append(f"and {len(blocks) - 4} more ratios (--all)")
+    if common == 0:
+        lines.append(f"no row of {right.label} is one of {left.label}'s: {_size_hint(lesson, left)}")
+    lines.append("every row: add --all; as JSON: --json")
+    return "\n".join(lines[:15])
+
+
 def format_carry(lesson: Lesson, left: Side, right: Side, blocks: list[dict]) -> str:
     lines = [f"{lesson.target}: what carries over from {left.label} ({left.gpu}) to {right.label} ({right.gpu})",
              f"each ratio is a's median over b's inside one run (below 1: a is quicker), with the rule's word "
