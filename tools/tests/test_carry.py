@@ -52,7 +52,7 @@ def test_a_students_run_against_the_page(course, rtx4090_run, monkeypatch):
     real_run = subprocess.run
     monkeypatch.setattr(subprocess, "run", no_git)
     before = _tree_state()
-    r = course("evidence", "compare", LESSON, "promoted", rtx4090_run)
+    r = course("evidence", "compare", LESSON, "promoted", rtx4090_run, "--all")
     assert r.code == 0, r.err
     assert "NVIDIA H200" in r.out and "RTX 4090" in r.out
     info = manifest.find(manifest.load(), LESSON).info
@@ -137,3 +137,21 @@ def test_compare_is_linear_in_its_input(course, tmp_path):
     r = course("evidence", "compare", LESSON, "promoted", path)
     assert r.code == 0, r.err
     assert time.process_time() - t0 < 20
+
+
+def test_the_summary_comes_first_in_at_most_fifteen_lines(course, rtx4090_run):
+    r = course("evidence", "compare", LESSON, "promoted", rtx4090_run)
+    lines = r.out.strip().split("\n")
+    assert r.code == 0 and len(lines) <= 15, r.out
+    assert "'yes' where both runs' words" in r.out and "--all" in lines[-1]
+    full = course("evidence", "compare", LESSON, "promoted", rtx4090_run, "--all")
+    assert len(full.out.strip().split("\n")) > 15
+
+
+def test_a_run_with_no_row_in_common_is_told_which_sizes_to_run(course, tmp_path):
+    results = _promoted_record()["results"]
+    results["rows"] = [dict(r, elements=1000003) for r in results["rows"] if r.get("elements") == 1048576]
+    path = tmp_path / "odd-size.json"
+    path.write_text(json.dumps(results))
+    r = course("evidence", "compare", LESSON, "promoted", path)
+    assert r.code == 0 and "no row of" in r.out and "--size 1048576" in r.out, r.out

@@ -18,7 +18,7 @@ import dataclasses
 import math
 from statistics import NormalDist
 
-from ..errors import Diagnostic, UsageError
+from ..errors import Diagnostic, UsageError, display_path
 from ..sources.manifest import Lesson
 from . import verdict as rule
 from .rows import ROW_KEY_FIELDS, row_key
@@ -203,7 +203,7 @@ def _size_hint(lesson: Lesson, left: Side) -> str:
     shown = ", ".join(f"{n:,}" for n in sizes[:6]) + (", ..." if len(sizes) > 6 else "")
     pick = next((n for n in sizes if n >= 1 << 20), sizes[-1])
     return (f"run it at a size {left.label} measured ({shown}), for example: "
-            f"build/bin/{lesson.target} --size {pick} --json my-run.json")
+            f"{display_path(lesson.binary)} --size {pick} --json my-run.json")
 
 
 def format_summary(lesson: Lesson, left: Side, right: Side, blocks: list[dict], limit: int = 2) -> str:

@@ -103,7 +103,14 @@ def _may_be_included(rel: Path) -> bool:
 
 
 def build_dir() -> Path:
-    return Path(os.environ.get("COURSE_BUILD_DIR", ROOT / "build"))
+    """The build the tools read: COURSE_BUILD_DIR, else build/, else the
+    student preset's build-student/ where only it has been configured."""
+    if "COURSE_BUILD_DIR" in os.environ:
+        return Path(os.environ["COURSE_BUILD_DIR"])
+    main, student = ROOT / "build", ROOT / "build-student"
+    if not (main / "course-manifest.json").exists() and (student / "course-manifest.json").exists():
+        return student
+    return main
 
 
 _FIELDS = {
