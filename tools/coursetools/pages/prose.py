@@ -228,7 +228,8 @@ def problems_in(text: str, allowed: set[float], days: set[int], shown: str, temp
 # own reading takes for code (a fence the site does not accept, a span
 # the site does not open) cannot carry typed claims or number words to
 # the reader.
-SITE_MARKDOWN_EXTENSIONS = ["admonition", "tables", "toc", "pymdownx.highlight", "pymdownx.superfences"]
+SITE_MARKDOWN_EXTENSIONS = ["admonition", "pymdownx.details", "tables", "toc", "pymdownx.highlight",
+                            "pymdownx.superfences"]
 _CODE_HTML = re.compile(r"<(pre|code)\b[^>]*>.*?</\1>", re.S | re.I)
 _TAG_HTML = re.compile(r"<[^>]+>")
 

@@ -44,7 +44,7 @@ def mkdocs_config(site_dir: Path, nav: list, strict: bool = True) -> dict:
         "extra_css": ["course.css"],
         "extra_javascript": ["course.js"],
         "hooks": ["hooks.py"],
-        "markdown_extensions": ["admonition", "tables", {"toc": {"permalink": True}},
+        "markdown_extensions": ["admonition", "pymdownx.details", "tables", {"toc": {"permalink": True}},
                                 {"pymdownx.highlight": {"anchor_linenums": True}}, "pymdownx.superfences"],
         "validation": {"nav": {"omitted_files": "warn", "not_found": "warn"},
                        "links": {"not_found": "warn", "absolute_links": "warn", "unrecognized_links": "warn"}},
@@ -97,6 +97,10 @@ COURSE_CSS = """\
 .md-typeset .unverified > .admonition-title { background: #c62828; color: #fff; font-weight: 700; }
 .md-typeset .unverified > .admonition-title::before { background-color: #fff; }
 .md-typeset .admonition.verified { border-left: 6px solid #2e7d32; }
+/* a folded block (a long table, code, the program's output): quiet, the code's own look inside */
+.md-typeset details.fold { border: 1px solid #ccc; box-shadow: none; font-size: inherit; }
+.md-typeset details.fold > summary { background: #f5f5f5; }
+.md-typeset details.fold > summary::before { background-color: #666; }
 .md-grid { max-width: 1440px; }
 .md-typeset pre > code { white-space: pre; overflow-x: auto; padding-top: 2.2em; }
 .md-typeset .md-clipboard { top: 0.3em; }
@@ -151,6 +155,12 @@ def on_page_content(html, **kwargs):
 # writes into the DOM which code blocks and tables overflow their box
 # (content cut off or hidden behind a scroll bar) and its full height.
 COURSE_JS = """\
+// Long tables, code and output fold on a narrow screen (site/build.py).
+var FOLD_BELOW_PX = 700;
+document.addEventListener("DOMContentLoaded", function () {
+  if (window.innerWidth >= FOLD_BELOW_PX) return;
+  document.querySelectorAll("details.fold").forEach(function (d) { d.open = false; });
+});
 window.addEventListener("load", function () {
   if (location.hash !== "#course-check") return;
   var cut = [];
@@ -234,6 +244,50 @@ def _admonitions(text: str, provenance: str | None) -> str:
     return "\n".join(out)
 
 
+# On a phone a long table wraps every cell onto lines of its own, and long
+# code and a program's whole output are long scrolls: each folds into a
+# block (pymdownx.details, class "fold") that is open on a wide screen and
+# closed on a narrow one (course.js closes them under FOLD_BELOW_PX), so a
+# phone's reader gets the text and opens what they want. A table of more
+# rows or columns than these, or a code or output block of more lines,
+# folds (on a 390 px screen a table of five columns wraps each cell onto
+# four lines or more).
+FOLD_TABLE_ROWS = 6
+FOLD_TABLE_COLUMNS = 4
+FOLD_CODE_LINES = 12
+
+
+def _fold_long_blocks(page: str) -> str:
+    lines = page.split("\n")
+    out, i = [], 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("|") and (i == 0 or not lines[i - 1].startswith("|")):
+            j = i
+            while j < len(lines) and lines[j].startswith("|"):
+                j += 1
+            rows = j - i - 2  # the header and its rule
+            columns = line.strip().strip("|").count("|") + 1
+            if rows > FOLD_TABLE_ROWS or columns > FOLD_TABLE_COLUMNS:
+                out += [f'???+ fold "A table of {rows} rows"', ""] + ["    " + l for l in lines[i:j]] + [""]
+                i = j
+                continue
+        m = re.match(r"^(`{3,})(text|cuda)\b.*$", line)
+        if m:
+            j = i + 1
+            while j < len(lines) and not (lines[j].startswith(m.group(1)) and not lines[j].strip("`")):
+                j += 1
+            n = j - i - 1
+            if j < len(lines) and n > FOLD_CODE_LINES:
+                title = f"The program's output, {n} lines" if m.group(2) == "text" else f"The code, {n} lines"
+                out += [f'???+ fold "{title}"', ""] + ["    " + l if l else "" for l in lines[i:j + 1]] + [""]
+                i = j + 1
+                continue
+        out.append(line)
+        i += 1
+    return "\n".join(out)
+
+
 def _fenced_code(code: str) -> str:
     """A whole file as one code block no line of it can close: the fence is
     longer than any run of backticks in the file (a comment holding a
@@ -308,7 +362,7 @@ def collect(lessons, standalone_dir: Path) -> dict[str, str | bytes]:
         sources = [os.path.basename(s) for s in l.sources]
         st = states[l.target]
         prov = provenance_text(st.records, st.entry) if st.valid else None
-        page = _admonitions(_rewrite_links(page, l, sources), prov)
+        page = _fold_long_blocks(_admonitions(_rewrite_links(page, l, sources), prov))
         # a snippet's heading names its file, not the path a phone cannot fit
         page = re.sub(r"\[`lessons/[^/`]+/([^`/]+)`, lines", r"[`\1`, lines", page)
         alone = standalone_dir / f"{l.target}.cu"
