@@ -82,6 +82,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--check", action="store_true", help="write nothing; exit 3 if a file is out of date")
     s.set_defaults(func=c.cmd_standalone)
 
+    s = sub.add_parser("check", help="an author's fast check of one day: build it, then its snippets, page, prose "
+                       "and machine code", formatter_class=fmt,
+                       description="Builds the day's program (cmake --build on the course's build), then checks, for "
+                                   "that day alone: its snippets extract, its page renders from its template and is "
+                                   "up to date, its prose passes, its [[sass]] expectations hold. Every problem is "
+                                   "named at once; exit 1 if any. The GPU tests are ctest's: the last line says how.")
+    s.add_argument("lesson", help="the lesson: its folder's name under lessons/")
+    s.set_defaults(func=c.cmd_check)
+
     s = sub.add_parser("new", help="scaffold a new day that builds and passes every test", formatter_class=fmt)
     s.add_argument("name", help="the lesson, dayNN_topic (lower-case letters, digits, underscores)")
     s.add_argument("--topic", default="", help="one line for the day's title (default: from the name)")

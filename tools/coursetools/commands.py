@@ -145,12 +145,59 @@ def cmd_standalone(args) -> int:
     return EXIT_OK
 
 
+def cmd_check(args) -> int:
+    """One day, quickly: what an author runs after each edit."""
+    import subprocess
+    import time
+
+    from .binaries import sass
+    from .pages import prose, render
+    from .sources import snippets
+
+    t0 = time.monotonic()
+    lessons, (lesson,) = _lessons([args.lesson])
+    build = manifest.build_dir()
+    said: list[str] = []
+    proc = subprocess.run(["cmake", "--build", str(build), "--target", lesson.target], capture_output=True, text=True)
+    if proc.returncode != 0:
+        tail = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()][-15:]
+        raise SourceError(tail + [f"check: {lesson.target}: the build failed (cmake --build {display_path(build)} "
+                                  f"--target {lesson.target})"])
+    print(f"check: {lesson.target}: built")
+    found, diags = snippets.extract([str(manifest.ROOT / s) for s in (*lesson.sources,
+                                                                       *manifest.header_files(manifest.ROOT))],
+                                    manifest.ROOT, lesson.target)
+    said += [str(d) for d in diags]
+    print(f"check: {lesson.target}: {len(found)} snippet(s)")
+    files, diags, state = render.render_lesson(lesson)
+    said += [str(d) for d in diags]
+    stale = [p for p, text in files.items() if not p.exists() or p.read_text(encoding="utf-8") != text]
+    if files and stale:
+        said.append(f"{display_path(stale[0])}: out of date with its template (and {len(stale) - 1} more); "
+                    "write it: tools/course render (or cmake --build --preset course)")
+    print(f"check: {lesson.target}: page rendered ({state.state})")
+    said += [str(d) for d in prose.check(lessons, [lesson.target])]
+    print(f"check: {lesson.target}: prose read")
+    try:
+        held, skipped = sass.check_all([lesson])
+        print(f"check: {lesson.target}: {held} machine-code expectation(s) hold"
+              + (f", {skipped} for newer machine code" if skipped else ""))
+    except SourceError as e:
+        said += [str(d) for d in e.diagnostics]
+    if said:
+        raise SourceError(said + [f"check: {lesson.target}: {len(said)} problem(s)"])
+    print(f"check: {lesson.target}: all good in {time.monotonic() - t0:.0f} s; on a GPU: ctest --preset course -R "
+          f"{lesson.target}; everything: ctest --preset course")
+    return EXIT_OK
+
+
 def cmd_new(args) -> int:
     from .sources import scaffold
 
     written = scaffold.new_lesson(args.name, args.topic, args.min_cc)
     print("new: wrote " + ", ".join(display_path(p) for p in written))
-    print("new: now run the README's two commands (cmake --workflow --preset course; ctest --preset course)")
+    print(f"new: configure so the build knows it (cmake --preset course), then check it alone: tools/course check "
+          f"{args.name} (about a minute); everything: the README's two commands")
     return EXIT_OK
 
 
