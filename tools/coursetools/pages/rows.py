@@ -92,6 +92,7 @@ class Run:
             for k, v in row.items():
                 self.known_fields.setdefault(k, set()).add(v if not isinstance(v, list) else None)
         self.selected: dict[tuple, list[dict]] = {}
+        self._index: dict[str, dict] = {}
 
     def select(self, where: dict) -> list[dict]:
         if self.rows:
@@ -105,8 +106,34 @@ class Run:
         except TypeError:  # an unhashable value: select without remembering
             return [row for row in self.rows if all(row.get(k) == v for k, v in where.items())]
         if key not in self.selected:
-            self.selected[key] = [row for row in self.rows if all(row.get(k) == v for k, v in where.items())]
+            self.selected[key] = self._matching(where)
         return self.selected[key]
+
+    def _matching(self, where: dict) -> list[dict]:
+        """The rows with every field of `where`, through one index per field
+        (a sweep's template selects thousands of times from over a thousand
+        rows), in the record's order."""
+        if not where:
+            return list(self.rows)
+        picked = None
+        for k, v in where.items():
+            index = self._index.get(k)
+            if index is None:
+                index = self._index[k] = {}
+                for i, row in enumerate(self.rows):
+                    value = row.get(k)
+                    try:
+                        index.setdefault(value, []).append(i)
+                    except TypeError:  # an unhashable value: never equal to a selector's scalar
+                        pass
+            try:
+                hits = set(index.get(v, ()))
+            except TypeError:
+                return [row for row in self.rows if all(row.get(f) == x for f, x in where.items())]
+            picked = hits if picked is None else picked & hits
+            if not picked:
+                return []
+        return [self.rows[i] for i in sorted(picked)]
 
 
 class PageRows:

@@ -124,14 +124,18 @@ class PageVerdicts:
         pair missing from any record is left out."""
         if not self.verified or not self._runs:
             return []
+        if getattr(self, "_pairs_memo", None) is not None:
+            return self._pairs_memo
         keep = lambda d: not rule_rows.is_twin_pair(d)  # noqa: E731
         per_run = []
         for run in self._runs:
             words = {}
             for d, sa, sb in rule_rows.decided_pairs((run.record or {}).get("results") or {}, keep):
-                words[(d["set"], d["a"], d["b"])] = cmp.verdict(sa, sb).word
+                words[(d["set"], d["a"], d["b"])] = self._rule(sa, sb).word
             per_run.append(words)
-        return [(k[0], k[1], k[2], [w[k] for w in per_run]) for k in per_run[0] if all(k in w for w in per_run)]
+        self._pairs_memo = [(k[0], k[1], k[2], [w[k] for w in per_run]) for k in per_run[0]
+                            if all(k in w for w in per_run)]
+        return self._pairs_memo
 
     def agreement(self) -> dict:
         """Over every pair of rows the program compares (its sets'
@@ -173,6 +177,16 @@ class PageVerdicts:
             raise TemplateProblem(f"gpu({i!r}): the set has {len(self._runs)} GPUs, 0 to {len(self._runs) - 1}")
         return mark(self._runs[i].gpu)
 
+    def _rule(self, sa: list, sb: list) -> cmp.Verdict:
+        """The rule's verdict on two sample lists of the page's records,
+        remembered: the lists live as long as the page, and a page asks for
+        the same pairs many times (a sweep's cells, its tallies, the GPUs'
+        agreement)."""
+        key = (id(sa), id(sb))
+        if key not in self._verdicts:
+            self._verdicts[key] = cmp.verdict(sa, sb)
+        return self._verdicts[key]
+
     def _verdicts_each(self, a: dict, b: dict):
         """(GPU, verdict) for each record of the set, or None where a row
         is missing from any record."""
@@ -194,10 +208,7 @@ class PageVerdicts:
                 raise TemplateProblem(f"{a} and {b} were timed in different sets ({sa!r}, {sb!r}); the rule "
                                       "compares only rows timed together; compare their medians with page.ratio "
                                       "instead")
-            key = (id(ra[0]), id(rb[0]))  # the rows live as long as the page
-            if key not in self._verdicts:
-                self._verdicts[key] = cmp.verdict(ra[0]["samples_ms"], rb[0]["samples_ms"])
-            out.append((run.gpu, self._verdicts[key]))
+            out.append((run.gpu, self._rule(ra[0]["samples_ms"], rb[0]["samples_ms"])))
         return out
 
     def _word(self, a: dict, b: dict) -> str:
@@ -265,7 +276,7 @@ class PageVerdicts:
                                    if k in row}
                         base = run.select({**twin_of, field: name[:-len(TWIN)]})
                         if base:
-                            words.append(cmp.verdict(row["samples_ms"], base[0]["samples_ms"]).word)
+                            words.append(self._rule(row["samples_ms"], base[0]["samples_ms"]).word)
         return self._tally(words)
 
     def twin_count(self, word: str, **where) -> str:
