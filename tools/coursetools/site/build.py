@@ -28,6 +28,16 @@ from . import explorer
 SITE_NAME = "CUDA, day by day"
 
 
+# The site's assets are files beside this module (assets/): the theme's
+# extra CSS, the script (folds, the browser test's layout check) and the
+# MkDocs hook, each with its own comments.
+ASSETS = Path(__file__).resolve().parent / "assets"
+
+
+def asset(name: str) -> str:
+    return (ASSETS / name).read_text(encoding="utf-8")
+
+
 # The MkDocs configuration, as data: written out as JSON (which YAML reads
 # as it is), so no name that goes into it (a research note's, a day's
 # topic) can be read as a YAML tag, an anchor or a second key.
@@ -84,110 +94,10 @@ TYPED_BOX = re.compile(r"^[ \t]*(?:!!!|\?\?\?\+?)[ \t]*verified\b|class\s*=\s*[\
                        re.IGNORECASE | re.MULTILINE)
 
 
-# The UNVERIFIED notice must not be mistaken for a verified page: a red
-# band, a warning word, and a border down the whole admonition. Code never
-# wraps (a wrapped command reads as two); code blocks, wide tables and
-# charts scroll inside themselves, with a shadow at the edge that has more,
-# the scroll cue (a background that scrolls with the content hides it at
-# each end). Charts keep at least 92% of their drawn width (700 of 760 px),
-# so their 12 px labels never shrink below 11 px; inline code breaks only
-# between tokens (hooks.py wraps each token).
-COURSE_CSS = """\
-.md-typeset .admonition.unverified { border: 3px solid #c62828; background: #fff3f3; }
-.md-typeset .unverified > .admonition-title { background: #c62828; color: #fff; font-weight: 700; }
-.md-typeset .unverified > .admonition-title::before { background-color: #fff; }
-.md-typeset .admonition.verified { border-left: 6px solid #2e7d32; }
-/* a folded block (a long table, code, the program's output): quiet, the code's own look inside */
-.md-typeset details.fold { border: 1px solid #ccc; box-shadow: none; font-size: inherit; }
-.md-typeset details.fold > summary { background: #f5f5f5; }
-.md-typeset details.fold > summary::before { background-color: #666; }
-.md-grid { max-width: 1440px; }
-.md-typeset pre > code { white-space: pre; overflow-x: auto; padding-top: 2.2em; }
-.md-typeset .md-clipboard { top: 0.3em; }
-.md-typeset table:not([class]) { font-size: 0.72rem; }
-.md-typeset table:not([class]) td, .md-typeset table:not([class]) th { padding: 0.5em 0.7em; }
-.md-typeset .md-typeset__scrollwrap, .md-typeset pre > code, .md-typeset p.chart {
-  background:
-    linear-gradient(to right, #fff 30%, rgba(255,255,255,0)) left center / 24px 100% no-repeat local,
-    linear-gradient(to left, #fff 30%, rgba(255,255,255,0)) right center / 24px 100% no-repeat local,
-    radial-gradient(farthest-side at 0 50%, rgba(0,0,0,.25), rgba(0,0,0,0)) left center / 10px 100% no-repeat scroll,
-    radial-gradient(farthest-side at 100% 50%, rgba(0,0,0,.25), rgba(0,0,0,0)) right center / 10px 100% no-repeat scroll;
-}
-.md-typeset p.chart { overflow-x: auto; }
-.md-typeset p.chart img { max-width: 100%; min-width: 700px; height: auto; }
-.md-typeset img { max-width: 100%; height: auto; }
-.md-typeset code .tok { white-space: nowrap; }
-.md-typeset code.long { display: inline-block; max-width: 100%; overflow-x: auto; vertical-align: bottom; }
-"""
 
 
-# MkDocs' hook: inline code (not code blocks) gets each token in a span
-# that never breaks, so a long command wraps only between its words; a
-# paragraph that is only a chart gets the class the CSS scrolls.
-HOOKS_PY = """\
-import re
-
-_CODE = re.compile(r"<code>([^<]*)</code>")
-_CHART = re.compile(r'<p>(<img alt="[^"]*" src="figures/[^"]+\\.svg" />)</p>')
 
 
-def _tokens(m):
-    parts = re.split(r"(\\s+)", m.group(1))
-    # a token too long for a phone's line scrolls inside its code, whole
-    long = any(len(p) > 32 for p in parts)
-    return ('<code class="long">' if long else "<code>") + "".join(
-        p if not p or p.isspace() else '<span class="tok">' + p + "</span>" for p in parts) + "</code>"
-
-
-def on_page_content(html, **kwargs):
-    html = _CHART.sub(lambda m: '<p class="chart">' + m.group(1) + "</p>", html)
-    out, last = [], 0
-    for pre in re.finditer(r"<pre.*?</pre>", html, re.S):  # code blocks keep their text as it is
-        out.append(_CODE.sub(_tokens, html[last:pre.start()]))
-        out.append(pre.group(0))
-        last = pre.end()
-    out.append(_CODE.sub(_tokens, html[last:]))
-    return "".join(out)
-"""
-
-
-# For the browser test: with #course-check in the address, the page
-# writes into the DOM which code blocks and tables overflow their box
-# (content cut off or hidden behind a scroll bar) and its full height.
-COURSE_JS = """\
-// Long tables, code and output fold on a narrow screen (site/build.py).
-var FOLD_BELOW_PX = 700;
-document.addEventListener("DOMContentLoaded", function () {
-  if (window.innerWidth >= FOLD_BELOW_PX) return;
-  document.querySelectorAll("details.fold").forEach(function (d) { d.open = false; });
-});
-window.addEventListener("load", function () {
-  if (location.hash !== "#course-check") return;
-  var cut = [];
-  document.querySelectorAll(".md-content pre, .md-content table, .md-content img").forEach(function (el, i) {
-    // cut off: wider than its box without a box that scrolls it, or past the page's edge
-    var box = el.closest(".md-typeset__scrollwrap, p.chart") || el.parentElement;
-    var scrolls = /auto|scroll/.test(getComputedStyle(box).overflowX) || /auto|scroll/.test(getComputedStyle(el).overflowX)
-                  || (el.firstElementChild && /auto|scroll/.test(getComputedStyle(el.firstElementChild).overflowX));
-    var overflows = el.scrollWidth > el.clientWidth + 1 || el.getBoundingClientRect().right > box.getBoundingClientRect().right + 1;
-    if ((overflows && !scrolls) || box.getBoundingClientRect().right > document.documentElement.clientWidth + 1) {
-      cut.push(el.tagName.toLowerCase() + " " + i + ": " + (el.textContent || el.getAttribute("src") || "").slice(0, 60));
-    }
-  });
-  var charts = [];
-  document.querySelectorAll(".md-content img").forEach(function (img) {
-    if (/\\.svg$/.test(img.getAttribute("src") || "")) {
-      charts.push({src: img.getAttribute("src"), shown: img.getBoundingClientRect().width});
-    }
-  });
-  var out = document.createElement("pre");
-  out.id = "course-check";
-  out.textContent = JSON.stringify({cut: cut, charts: charts, height: document.documentElement.scrollHeight,
-                                    width: document.documentElement.scrollWidth});
-  if (window.parent !== window) window.parent.postMessage(out.textContent, "*");  // the test's narrow frame
-  document.body.appendChild(out);
-});
-"""
 
 
 LINK_RE = re.compile(r"\]\((?P<target>[^)\s]+)\)")
@@ -349,8 +259,8 @@ def explorer_flags(lesson: manifest.Lesson, st) -> tuple[str, str]:
 
 def collect(lessons, standalone_dir: Path) -> dict[str, str | bytes]:
     states = ev_state.load(lessons)  # each lesson's evidence, as the build verified it
-    files: dict[str, str | bytes] = {"docs/index.md": _index(lessons, states), "docs/course.css": COURSE_CSS,
-                                     "docs/course.js": COURSE_JS}
+    files: dict[str, str | bytes] = {"docs/index.md": _index(lessons, states), "docs/course.css": asset("course.css"),
+                                     "docs/course.js": asset("course.js")}
     for l in lessons:
         name = Path(l.dir).name
         page = read_input(l.path / "README.md")
@@ -404,7 +314,7 @@ def prepare(out: Path, work: Path | None = None, in_place: bool = False, serving
     work = work or manifest.build_dir() / "site-src"
     standalone_dir = manifest.build_dir() / "standalone"
     files = collect(lessons, standalone_dir)
-    files["hooks.py"] = HOOKS_PY
+    files["hooks.py"] = asset("hooks.py")
     nav: list = [{"Course": "index.md"}]
     for l in lessons:
         name = Path(l.dir).name

@@ -1,0 +1,27 @@
+"""MkDocs' hook: inline code (not code blocks) gets each token in a span that
+never breaks, so a long command wraps only between its words; a paragraph
+that is only a chart gets the class the CSS scrolls."""
+
+import re
+
+_CODE = re.compile(r"<code>([^<]*)</code>")
+_CHART = re.compile(r'<p>(<img alt="[^"]*" src="figures/[^"]+\.svg" />)</p>')
+
+
+def _tokens(m):
+    parts = re.split(r"(\s+)", m.group(1))
+    # a token too long for a phone's line scrolls inside its code, whole
+    long = any(len(p) > 32 for p in parts)
+    return ('<code class="long">' if long else "<code>") + "".join(
+        p if not p or p.isspace() else '<span class="tok">' + p + "</span>" for p in parts) + "</code>"
+
+
+def on_page_content(html, **kwargs):
+    html = _CHART.sub(lambda m: '<p class="chart">' + m.group(1) + "</p>", html)
+    out, last = [], 0
+    for pre in re.finditer(r"<pre.*?</pre>", html, re.S):  # code blocks keep their text as it is
+        out.append(_CODE.sub(_tokens, html[last:pre.start()]))
+        out.append(pre.group(0))
+        last = pre.end()
+    out.append(_CODE.sub(_tokens, html[last:]))
+    return "".join(out)
