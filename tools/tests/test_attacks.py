@@ -78,7 +78,7 @@ def test_a_snippet_comment_may_not_state_a_measurement(in_tmp, monkeypatch):
           "// snippet: step\n// Measured on the H200: 4.73 ms at 1 GiB, 37x slower.\nint x;\n// end snippet\n")
     lesson = fake_lesson(in_tmp, target="day58_pdl", source="pdl.cu")
     found = prose.snippet_comment_problems(lesson, "\n// Measured on the H200: 4.73 ms at 1 GiB, 37x slower.\n", {1.0})
-    assert found and "states a measurement" in str(found[0]) and "pdl.cu:2" in str(found[0])
+    assert any("states a measurement" in str(f) and "pdl.cu:2" in str(f) for f in found)
 
 
 # -- what a record vouches for ------------------------------------------
@@ -297,3 +297,89 @@ def test_record_refuses_a_build_configured_from_an_undigested_file(in_tmp, monke
     with pytest.raises(CourseError, match="CTestConfig.cmake: read when the build was configured"):
         run.record(lesson, "t", "abc1234", True, build=in_tmp / "build", timeline=False, profile=False)
     assert not (in_tmp / "evidence" / "records").exists()
+
+
+# The second attack round on the gate (2026-12-02): one test per class.
+
+def _prose_problems(text):
+    from coursetools.pages import prose
+    return [str(d) for d in prose.problems_in(text, set(), {58}, "t.j2", text)]
+
+
+def _site_problems(text):
+    from coursetools.pages import prose
+    return [str(d) for d in prose.reader_view_problems(text, set(), {58}, "t.j2", text)]
+
+
+@pytest.mark.parametrize("typed", [
+    "`pdl` is f\u0430ster than plain.",          # a Cyrillic a
+    "`pdl` is fas\u00adter than plain.",         # a soft hyphen
+    "`pdl` is fas\u200bter than plain.",         # a zero-width space
+    "`graph-pdl` is fas*ter* than plain.",       # emphasis inside the word
+    "`pdl` outruns and surpasses plain.",
+    "`plain` is indistinguishable from `pdl`.",
+    "`plain` takes several times longer.",
+    "`graph-pdl` is 37-fold quicker.",
+    "`pdl` is *faster* than `plain` at every size we tried.",  # the rule's term, in a sentence about rows
+    "*`graph-pdl` beats `plain` everywhere.* Then " + "\ue000" + "abcdefabcdefabcdefab" + "\ue001" + ".",
+])
+def test_claims_disguised_or_missing_from_the_list_are_refused(typed):
+    assert any("the claim" in p for p in _prose_problems(f"# Day\n\n{typed}\n")), typed
+
+
+def test_the_rules_term_passes_only_where_the_sentence_speaks_of_the_rule():
+    assert not [p for p in _prose_problems("# Day\n\nEvery *faster* or *slower* there is a false call.\n")
+                if "the claim" in p]
+
+
+def test_a_citation_counts_only_for_a_note_that_exists(in_tmp):
+    (in_tmp / "research").mkdir()
+    (in_tmp / "research" / "real.md").write_text("# r\n")
+    ok = "# Day\n\n`pdl` beats plain ([measured](../../research/real.md)).\n"
+    bad = "# Day\n\n`pdl` beats plain ([measured](../../research/NOT-A-NOTE.md)).\n"
+    assert not [p for p in _prose_problems(ok) if "the claim" in p]
+    assert [p for p in _prose_problems(bad) if "the claim" in p]
+
+
+def test_a_code_blocks_title_is_refused():
+    page = '# Day\n\n```text title="graph-pdl: 37x the speed of plain"\nx\n```\n'
+    assert any("a code block's title" in p for p in _prose_problems(page))
+
+
+@pytest.mark.parametrize("typed", [
+    "[Result [pdl saves 3.7 us per boundary]: measured on two H200s.",
+    "The saving per boundary is \\](4.2 us) here.",
+    "See http://example.org/pdl-saves-4.2-us-per-boundary for the chart.",
+])
+def test_numbers_the_site_shows_as_text_are_read_as_the_site_shows_them(typed):
+    assert any("reaches the site's page as prose" in p for p in _site_problems(f"# Day\n\n{typed}\n")), typed
+
+
+def test_two_helper_outputs_side_by_side_are_not_one_number():
+    from coursetools.pages import marks
+    text = f"# Day\n\nPDL saves {marks.mark('40')}{marks.mark('.61')} us.\n"
+    assert any("typed into the page" in p for p in _prose_problems(marks.resolve_marks(text)))
+
+
+def test_a_page_of_a_million_typed_numbers_is_checked_in_seconds():
+    import time
+    t0 = time.process_time()
+    found = _prose_problems("# Day\n\n" + "7 " * 1_000_000 + "\n")
+    assert found and time.process_time() - t0 < 60
+
+
+def test_a_verified_box_of_any_type_is_refused():
+    from coursetools.site import build as site_build
+    assert site_build.TYPED_BOX.search('!!! success verified "Verified on real hardware"\n')
+    assert site_build.TYPED_BOX.search('!!! note "Verified on real hardware"\n')
+
+
+def test_a_shown_snippet_comment_may_not_make_a_claim_uncited(in_tmp, monkeypatch):
+    from coursetools.pages import prose
+    write(in_tmp / "common" / "course.cuh", "#pragma once\n")
+    write(in_tmp / "lessons" / "day58_pdl" / "pdl.cu",
+          "// snippet: step\n// graph-pdl beats plain by an order of magnitude.\nint x;\n"
+          "// measured quicker (research/one-pass.md)\nint y;\n// end snippet\n")
+    lesson = fake_lesson(in_tmp, target="day58_pdl", source="pdl.cu")
+    found = prose.snippet_comment_problems(lesson, "\n// graph-pdl beats plain by an order of magnitude.\n", set())
+    assert len(found) == 1 and "makes a claim" in str(found[0]) and "pdl.cu:2" in str(found[0])

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 
 from . import plots
+from . import claims
+from .formats import number as number_format
 from .marks import TemplateProblem, mark
 from .numbers import as_read, typed
 from .rows import UNITS
@@ -34,6 +36,11 @@ class PageFigures:
             if bad:
                 raise TemplateProblem(f"the number {bad[0]} is typed into a chart's words ('{str(text)[:60]}'); "
                                       "take it from the record, or list it in lesson.toml [page] constants")
+            claim = claims.CLAIM_RE.search(claims.readable(str(text))[0])
+            if claim:
+                raise TemplateProblem(f"the claim '{claim.group(0)}' is typed into a chart's words "
+                                      f"('{str(text)[:60]}'); a chart's words name what it shows, the page's "
+                                      "helpers say how rows compare")
 
     def _drawn(self, name: str, title: str, draw) -> str:
         """The figure `draw(page)` makes, as figures/NAME.svg. Drawn from the
@@ -72,8 +79,11 @@ class PageFigures:
              fmt: str = "", **where) -> str:
         """A bar per matching row: its `value` (with a unit, 'median_ms:us')
         and a whisker from the fastest to the slowest sample; `fmt` prints
-        each value as the page's text does (say ',.0f')."""
+        each value as the page's text does (say ',.0f'), held to the page's
+        own number formats (pages/formats.py)."""
         self._chart_words(title, label, note, unit)
+        if fmt:
+            number_format(1.0, fmt, "ratio" if "%" in fmt else value.split(":")[0])  # refuses a fill, a width, a kind's misfit
 
         def draw(p):
             bars = []

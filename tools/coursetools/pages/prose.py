@@ -158,8 +158,11 @@ def lines_as_read(text: str) -> list[tuple[str, str]]:
                 parts.append(" ")
                 prose_parts.append(" ")
             elif kind == MARKED:
-                parts.append(MARK_SENTINEL)
-                prose_parts.append(MARK_SENTINEL)
+                # One sentinel a helper's output: two outputs side by side
+                # ("{{ a }}{{ b }}") read as one long number no helper wrote.
+                marks_in = max(1, chunk.count(marks.MARK_OPEN))
+                parts.append(MARK_SENTINEL * marks_in)
+                prose_parts.append(MARK_SENTINEL * marks_in)
         for c, k in zip(line, cls[pos:pos + len(line)]):
             if k != kind:
                 flush()
@@ -188,20 +191,35 @@ def _template_line(template: str, line: str, number: str) -> int:
     return best
 
 
+# How many typed numbers a page's check names before it stops: each is
+# placed in the template by a scan of it, and a page of a million typed
+# numbers must end in seconds, not hours.
+MAX_PROBLEMS = 100
+
+
 def problems_in(text: str, allowed: set[float], days: set[int], shown: str, template: str = "") -> list[Diagnostic]:
     out = []
     allowed = set(allowed) | {float(MARK_SENTINEL)}
     for n, (whole, prose) in enumerate(lines_as_read(text), 1):
+        if len(out) >= MAX_PROBLEMS:
+            out.append(Diagnostic(shown, 0, 0, f"more than {MAX_PROBLEMS} typed numbers; fix these first"))
+            break
         digits = [m for m in typed(whole, allowed, days, words=False)]
         words = [w for w in typed(prose, allowed, days, words=True) if not NUMBER_RE.fullmatch(w)]
-        for number in digits + words:
-            snippet = " ".join(whole.split())
-            snippet = snippet if len(snippet) <= 90 else snippet[:87] + "..."
+        snippet = " ".join(whole.split()) if digits or words else ""
+        snippet = snippet if len(snippet) <= 90 else snippet[:87] + "..."
+        for number in (digits + words)[:MAX_PROBLEMS]:
             line = _template_line(template, whole, number) or n
             out.append(Diagnostic(shown, line, 0,
                                   f"the number {number} is typed into the page ('{snippet}'); take it from the "
                                   "record, the build or the source with a page helper, or list it in "
                                   "lesson.toml [page] constants"))
+    for n, line in enumerate(text.split("\n"), 1):
+        m = FENCE_RE.match(line)
+        if m and re.search(r"\btitle\s*=", m.group(2)):
+            out.append(Diagnostic(shown, _template_line(template, line, "title") or n, 0,
+                                  "a code block's title shows on the site as text; write it as prose beside the "
+                                  "block"))
     cls = _classes(text)
     prose_only = "".join(c if k == PROSE else " " for c, k in zip(text, cls))
     # Claims in words: the prose as read, a helper's output as one mark.
@@ -255,8 +273,9 @@ def reader_view(page: str) -> str:
 
 def reader_view_problems(page: str, allowed: set[float], days: set[int], shown: str,
                          template: str) -> list[Diagnostic]:
-    """Claims and number words in the prose the site shows that the
-    check's own reading did not see as prose."""
+    """Claims, numbers and number words in the prose the site shows (a
+    link's address, a bare address or a definition the check's own
+    reading took for syntax is text here if the site shows it as text)."""
     seen = reader_view(page)
     view = MARKED_RE.sub("\x00", seen)
     out = []
@@ -267,10 +286,11 @@ def reader_view_problems(page: str, allowed: set[float], days: set[int], shown: 
         return _template_line(template, view[max(0, at - 60):at + 60], word.group(0) if word else "") or 0
     out += claims.claim_problems(view, view, "\x00", shown, line_of)
     for para in view.split("\n\n"):
+        if len(out) >= MAX_PROBLEMS:
+            break
+        para = DATE_RE.sub(" ", para)  # a citation's date, as the check's own reading allows it
         read = invisible_dropped(unicodedata.normalize("NFKC", numerals_marked(para.replace("\x00", MARK_SENTINEL))))
-        for word in typed(read, set(allowed) | {float(MARK_SENTINEL)}, days, words=True):
-            if NUMBER_RE.fullmatch(word):
-                continue  # digits: the check's own reading sees every digit, code or not
+        for word in typed(read, set(allowed) | {float(MARK_SENTINEL)}, days, words=True)[:MAX_PROBLEMS]:
             said = " ".join(para.replace("\x00", "").split())
             said = said if len(said) <= 90 else said[:87] + "..."
             out.append(Diagnostic(shown, _template_line(template, para, word) or 0, 0,
@@ -334,6 +354,13 @@ def snippet_comment_problems(lesson: Lesson, page: str, allowed: set[float]) -> 
         for t in cpplex.tokens(sn.text):
             if t.kind not in ("line_comment", "block_comment"):
                 continue
+            said = claims.readable(t.text)[0]
+            claim = claims.CLAIM_RE.search(said)
+            if claim and not re.search(r"\bresearch/[A-Za-z0-9_./-]+", t.text):
+                out.append(Diagnostic(sn.path, sn.start + t.line - 1, 0,
+                                      f"a comment in snippet '{sn.name}', shown on {lesson.target}'s page, makes a "
+                                      f"claim ('{claim.group(0)}'); a comment edit keeps the evidence, so a comparison "
+                                      "in a shown comment cites the research note that measured it (research/...)"))
             for m in MEASURED_RE.finditer(t.text):
                 raw = m.group(1).replace(",", "")
                 values = (float(raw),) if raw[0].isdigit() else word_values(raw)

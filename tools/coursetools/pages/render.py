@@ -122,8 +122,11 @@ def render_lesson(lesson: Lesson, keep_marks: bool = False,
     # Any image the page shows from its own folder ("figures/x.svg",
     # "./figures/x.svg", "x.svg") must be one a helper drew in this render.
     shown_figures = {m.group(1) for m in IMAGE_RE.finditer(plain)}
-    local = {f: posixpath.normpath(f) for f in shown_figures if not re.match(r"^[a-z][a-z0-9+.-]*:|^/", f)}
-    foreign = sorted(f for f, norm in local.items() if norm not in page._figures)
+    # Every image: a data: or remote address is a picture no helper drew
+    # (a chart typed as an image), so it is refused like a foreign file.
+    local = {f: posixpath.normpath(f) if not re.match(r"^[a-z][a-z0-9+.-]*:|^/", f, re.I) else None
+             for f in shown_figures}
+    foreign = sorted((f if len(f) <= 60 else f[:57] + "...") for f, norm in local.items() if norm not in page._figures)
     if foreign:
         # A figure in figures/ is shown only as a helper draws it from the record now.
         return {}, [Diagnostic(shown, 0, 0, f"the page shows {', '.join(foreign)}, which no page helper drew "

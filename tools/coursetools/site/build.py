@@ -90,7 +90,7 @@ def research_notes() -> list[Path]:
 # A box the site draws as verified, in any spelling Python-Markdown's
 # admonition or its HTML would take: only the renderer's provenance line
 # becomes one (_admonitions), never text a template or a source typed.
-TYPED_BOX = re.compile(r"^[ \t]*(?:!!!|\?\?\?\+?)[ \t]*verified\b|class\s*=\s*[\"']?[^\"'>]*\bverified\b",
+TYPED_BOX = re.compile(r"^[ \t]*(?:!!!|\?\?\?\+?)[^\n]*\bverified\b|class\s*=\s*[\"']?[^\"'>]*\bverified\b",
                        re.IGNORECASE | re.MULTILINE)
 
 
