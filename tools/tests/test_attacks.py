@@ -383,3 +383,19 @@ def test_a_shown_snippet_comment_may_not_make_a_claim_uncited(in_tmp, monkeypatc
     lesson = fake_lesson(in_tmp, target="day58_pdl", source="pdl.cu")
     found = prose.snippet_comment_problems(lesson, "\n// graph-pdl beats plain by an order of magnitude.\n", set())
     assert len(found) == 1 and "makes a claim" in str(found[0]) and "pdl.cu:2" in str(found[0])
+
+
+def test_a_stale_pages_unmeasured_helpers_are_helpers_to_the_claim_check():
+    # An author who changes a day's code sees its page stale: each helper
+    # writes *(unmeasured)*, and the claim beside it is still the helper's.
+    from coursetools.pages import marks, prose
+    text = "v7 against v6: *(unmeasured)*; the fewer loads did not make it quicker.\n"
+    stale = prose.unmeasured_marked(text, valid=False)
+    assert prose_problems(stale) == []
+    # On a verified page the words are not a helper's (the renderer refuses
+    # them there), and the claim is named.
+    assert prose.unmeasured_marked(text, valid=True) == text
+    assert any("quicker" in p for p in prose_problems(text))
+    # A helper's own marked output is left as it is: no mark inside a mark.
+    inner = marks.MARK_OPEN + "1.2 ms, *(unmeasured)*" + marks.MARK_CLOSE
+    assert prose.unmeasured_marked(inner, valid=False) == inner

@@ -31,6 +31,7 @@ from ..errors import Diagnostic
 from ..sources import manifest
 from ..sources.manifest import Lesson
 from . import claims, marks, render
+from .rows import UNMEASURED
 from .numbers import NUMBER_RE, NUMBER_WORDS, invisible_dropped, numerals_marked, typed, unescaped, word_values
 
 # A date as a citation writes it: a real one (no 0037-00-00).
@@ -300,6 +301,26 @@ def reader_view_problems(page: str, allowed: set[float], days: set[int], shown: 
     return out
 
 
+def unmeasured_marked(page: str, valid: bool) -> str:
+    """A stale page's helpers write *(unmeasured)* in place of their
+    output; it is theirs, so the claim beside it is not typed ("v10 against
+    v9: *(unmeasured)*; the fewer loads did not make it quicker" is the
+    sentence of a helper, as it will be once the day is recorded again).
+    Only a page whose evidence is not valid: a verified page that shows the
+    words is refused by the renderer, so typing them exempts nothing that
+    can be promoted."""
+    if valid:
+        return page
+    inside = re.compile(re.escape(marks.MARK_OPEN) + "[^" + marks.MARK_CLOSE + "]*" + re.escape(marks.MARK_CLOSE))
+    parts, last = [], 0
+    for m in inside.finditer(page):  # outside the marks only: a mark holds no mark
+        parts += [page[last:m.start()].replace(UNMEASURED, marks.MARK_OPEN + UNMEASURED + marks.MARK_CLOSE),
+                  m.group(0)]
+        last = m.end()
+    parts.append(page[last:].replace(UNMEASURED, marks.MARK_OPEN + UNMEASURED + marks.MARK_CLOSE))
+    return "".join(parts)
+
+
 def check(lessons: list[Lesson], only=None) -> list[Diagnostic]:
     from ..evidence import state as ev_state
 
@@ -309,11 +330,13 @@ def check(lessons: list[Lesson], only=None) -> list[Diagnostic]:
     for lesson in lessons:
         if (only and lesson.target not in only) or not lesson.built:
             continue  # a lesson left out of this build keeps its page (render_all)
-        files, diags, _ = render.render_lesson(lesson, keep_marks=True, state=states[lesson.target])
+        state = states[lesson.target]
+        files, diags, _ = render.render_lesson(lesson, keep_marks=True, state=state)
         out += diags
         page = files.get(lesson.path / render.PAGE)
         if page is None:
             continue
+        page = unmeasured_marked(page, state.valid)
         allowed = {float(c) for c in lesson.info.constants}
         template_path = lesson.path / render.TEMPLATE
         shown = template_path.relative_to(manifest.ROOT).as_posix()
