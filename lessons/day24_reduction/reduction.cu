@@ -551,7 +551,10 @@ __global__ void reduceV10(const float* __restrict__ in, size_t n,
 // end snippet
 
 // snippet: v10-dispatch
-// v10's launches. Up to one tile, v6's kernel alone, as v9. Up to one wave
+// v10's launches. Up to one tile, v6's kernel alone, as v9. A grid of one
+// block, as v9 too: that block's sum is the total, which reduceV9 writes
+// without v10's wait, atomic and re-read (measured slower at 4,097
+// elements, cold and from a graph: research/one-pass.md). Up to one wave
 // of blocks, v9's grid in one programmatic launch. Beyond one wave, v9's
 // two passes: there a one-pass combine measured slower than v9's second
 // pass (16 Mi elements, every timing: research/one-pass.md), as thousands
@@ -559,7 +562,8 @@ __global__ void reduceV10(const float* __restrict__ in, size_t n,
 // partials one round trip after the rest.
 void enqueueV10(const Buffers& b, size_t n, cudaStream_t s) {
     const unsigned int blocks = gridFor(b, n);
-    if (n <= kTileElems || blocks > static_cast<unsigned int>(b.machineGrid)) {
+    if (n <= kTileElems || blocks == 1 ||
+        blocks > static_cast<unsigned int>(b.machineGrid)) {
         enqueueV9<kV9Waves>(b, n, s);
         return;
     }
@@ -734,7 +738,8 @@ void experiment(course::Lesson& l, const Buffers& b, course::RandomSums& r,
 // Where a cold launch spends its time: the flush's last blocks, then the
 // row's blocks, first start to last end. At 1 GiB: v9 in its waves, in one
 // wave, and the ceiling; at 65,536 and 1 Mi elements, where v9's second
-// kernel costs most: v9's two kernels and v10's one.
+// kernel costs most, and at 4 Mi, where v10's grid is nearly one wave and
+// its last block adds the most partials: v9's two kernels and v10's one.
 void timelines(course::Lesson& l, const Buffers& b) {
     course::timeline::Recorder rec(1u << 16);
     course::L2Flusher flusher(l.stream());
@@ -745,7 +750,9 @@ void timelines(course::Lesson& l, const Buffers& b) {
         {65536, "v9"},
         {65536, "v10"},
         {1048576, "v9"},
-        {1048576, "v10"}};
+        {1048576, "v10"},
+        {4194304, "v9"},
+        {4194304, "v10"}};
     for (const auto& [n, name] : shown) {
         course::fillRandom(b.in, n, l.stream());
         course::timeline::record(
@@ -779,7 +786,7 @@ int main(int argc, char** argv) {
         ladder = sweep = {1, 3, kTileElems, kTileElems + 1, 1000003};
     } else if (l.args().profile) {  // one launch each, for ncu
         ladder = {kLadderLarge};
-        sweep = {65536, 1048576};
+        sweep = {65536, 1048576, 4194304};
     }
     // Programmatic only where the code that runs holds the wait: the second
     // pass compiled for 9.0 or newer (its PTX architecture, which is how
