@@ -5,6 +5,7 @@ recomputed from the committed records with the course's own rule:
     build/venv/bin/python research/experiments/rule_tables.py simpler
     build/venv/bin/python research/experiments/rule_tables.py sweep RECORD SECOND
     build/venv/bin/python research/experiments/rule_tables.py gpus
+    build/venv/bin/python research/experiments/rule_tables.py third
 
 Prints Markdown tables; writes nothing.
 """
@@ -125,6 +126,49 @@ def gpus() -> None:
                 print(f"- `{key[1]}` against `{key[2]}` ({key[0]}): {w1}, {w2}")
 
 
+def third_rows() -> list[str]:
+    """What a reader on a GPU beyond a promoted set's sees: every record of
+    the promoted sources digest made on a GPU the set does not name (never
+    promoted), against the set. Of the words the page states alone (the
+    same decided word on every GPU of the set), how many the other GPU's
+    record gives, contradicts, or leaves not distinguishable; and its pairs
+    against each record of the set."""
+    import json
+    promoted = json.loads((ROOT / "evidence" / "promoted.json").read_text())
+    out = []
+    for entry in promoted.get("promoted", {}).values():
+        recs = [load_record(ROOT / "evidence" / f) for f in entry.get("records") or []]
+        if len(recs) < 2:
+            continue
+        digest = recs[0]["sources"]["digest"]
+        uuids = {r["gpu"]["uuid"] for r in recs}
+        words = [replication.pair_words(r["results"]) for r in recs]
+        alone = {k: w[0] for k, *w in ((k, *(ws[k] for ws in words)) for k in words[0] if all(k in ws for ws in words))
+                 if len(set(w)) == 1 and w[0] in replication.DECIDED}
+        for path in sorted((ROOT / "evidence" / "records" / entry["lesson"]).glob(f"*{SUFFIX}")):
+            other = load_record(path)
+            if (other.get("schema") != "course-evidence/3" or other["sources"]["digest"] != digest
+                    or other["gpu"]["uuid"] in uuids):
+                continue
+            theirs = replication.pair_words(other["results"])
+            held = sum(theirs.get(k) == w for k, w in alone.items())
+            undecided = sum(theirs.get(k) == rule.UNDECIDED for k in alone)
+            contradicted = sum(theirs.get(k) in replication.DECIDED and theirs[k] != w for k, w in alone.items())
+            against = "; ".join(
+                f"{r['tag']}: {len(a.agree)} agree, {len(a.contradict)} contradict, {len(a.undecided)} one *not distinguishable*"
+                for r, a in ((r, replication.compare(r["results"], other["results"])) for r in recs))
+            out.append(f"| {entry['lesson']} | {other['tag']} ({str(other['gpu']['uuid'])[4:12]}) | {len(alone)} "
+                       f"| {held} | {contradicted} | {undecided} | {against} |")
+    return out
+
+
+def third() -> None:
+    print("| lesson | record (GPU) | words the page states alone | the same there | contradicted "
+          "| *not distinguishable* there | pair by pair, against each record of the set |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print("\n".join(third_rows()))
+
+
 if __name__ == "__main__":
     what = sys.argv[1] if len(sys.argv) > 1 else ""
     if what == "twins":
@@ -133,6 +177,8 @@ if __name__ == "__main__":
         simpler()
     elif what == "gpus":
         gpus()
+    elif what == "third":
+        third()
     elif what == "sweep" and len(sys.argv) == 4:
         sweep(sys.argv[2], sys.argv[3])
     else:

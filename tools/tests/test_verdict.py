@@ -10,6 +10,7 @@ import json
 import os
 import random
 import re
+import statistics
 import subprocess
 from pathlib import Path
 
@@ -172,26 +173,47 @@ def test_a_true_four_percent_difference_is_found_nine_times_in_ten(rel_iqr):
 def test_the_same_code_timed_twice_on_the_h200_is_called_faster_or_slower_at_most_one_pair_in_a_hundred():
     """The rule on real samples: every twin pair (a row timed a second time
     beside itself, in the same set) in every committed record of the
-    current schema, words recomputed from the samples."""
+    current schema, words recomputed from the samples. The promise holds
+    for batch and graph timing and for cold launches of 10 us or more;
+    cold launches shorter than that are counted apart, where on some H200s
+    a twin sits a fixed five or six 32 ns event ticks from its row, more
+    than the 2% margin (research/rule-calibration.md)."""
     root = Path(__file__).resolve().parents[2] / "evidence" / "records"
     pairs = false_calls = zero_threshold_calls = 0
+    short_pairs = short_calls = 0
     for path in sorted(root.glob("*/*.json.bz2")):
         rec = read_record(path)
         if rec.get("schema") != "course-evidence/3":
             continue
-        for _, a, b in store.decided_pairs(rec.get("results") or {}):
-            pairs += 1
+        for d, a, b in store.decided_pairs(rec.get("results") or {}):
             v = cmp.verdict(a, b)
-            false_calls += v.word in (cmp.FASTER, cmp.SLOWER)
+            called = v.word in (cmp.FASTER, cmp.SLOWER)
+            if d["set"].split()[-1] == "cold" and max(statistics.median(a), statistics.median(b)) < SHORT_COLD_MS:
+                short_pairs += 1
+                short_calls += called
+                continue
+            pairs += 1
+            false_calls += called
             zero_threshold_calls += v.simpler_rule_calls()
     assert pairs >= 400, f"only {pairs} twin pairs in the records"
     assert false_calls <= pairs // 100, f"{false_calls} of {pairs} twin pairs called faster or slower"
+    # The short cold launches: what the note says of them, held to the
+    # records (a record that moves the count fails here until the note does).
+    note = (root.parents[1] / "research" / "rule-calibration.md").read_text(encoding="utf-8")
+    said = f"{short_calls} of the\n{short_pairs:,} whose rows take less than 10 us"
+    assert said in note, f"research/rule-calibration.md should say: {said!r}"
     # Why a word needs the whole interval beyond the margin: twins differ
     # systematically by up to about 2%, so a rule that calls any interval
     # clear of zero (and not within the margin) faster or slower, which
     # passes every synthetic test above, calls real twins different.
     assert zero_threshold_calls > pairs // 100, (
         f"only {zero_threshold_calls} of {pairs} twin pairs clear of zero: the simpler rule would do")
+
+
+# A cold launch shorter than this is where six of the GPU events' 32 ns
+# ticks (the largest fixed offset between twins measured, on GPU-9c7aae7a)
+# exceed the rule's 2% margin: 6 x 32 ns / 0.02 = 9.6 us.
+SHORT_COLD_MS = 0.010
 
 
 def test_a_percentage_is_how_much_longer_the_slower_row_takes():
@@ -221,6 +243,10 @@ def test_the_two_gpu_table_of_the_rule_calibration_note_is_what_the_records_give
     note = (root / "research" / "rule-calibration.md").read_text(encoding="utf-8")
     for row in rows:
         assert row in note, f"research/rule-calibration.md lacks the row the records give: {row}"
+    # And what a GPU beyond a set's gave: each record of a promoted build on
+    # a GPU its set does not name, against the set.
+    for row in tables.third_rows():
+        assert row in note, f"research/rule-calibration.md lacks the third-GPU row the records give: {row}"
 
 
 def test_two_records_words_are_sorted_into_agree_contradict_and_undecided():
