@@ -341,6 +341,14 @@ def test_a_citation_counts_only_for_a_note_that_exists(in_tmp):
     assert [p for p in _prose_problems(bad) if "the claim" in p]
 
 
+@pytest.mark.parametrize("text", ["", " ", "\u200b", "**\u2060**"])
+def test_a_citation_a_reader_cannot_see_cites_nothing(in_tmp, text):
+    (in_tmp / "research").mkdir()
+    (in_tmp / "research" / "real.md").write_text("# r\n")
+    page = f"# Day\n\n`pdl` beats plain ([{text}](../../research/real.md)).\n"
+    assert [p for p in _prose_problems(page) if "the claim" in p], repr(text)
+
+
 def test_a_code_blocks_title_is_refused():
     page = '# Day\n\n```text title="graph-pdl: 37x the speed of plain"\nx\n```\n'
     assert any("a code block's title" in p for p in _prose_problems(page))

@@ -57,7 +57,10 @@ def _note_exists(link: str) -> bool:
     return bool(m) and (manifest.ROOT / "research" / m.group(1)).is_file()
 
 
-RESEARCH_LINK = re.compile(r"\]\((?:\.\./)*research/[A-Za-z0-9._-]+\.md(?:#[^)]*)?\)")
+# The link must show the reader something to follow: an empty or
+# blank link text ("[](../../research/x.md)", invisible characters
+# included) is nothing a reader sees, so it cites nothing.
+RESEARCH_LINK = re.compile(r"\[(?=[^\]\n]*[A-Za-z0-9])[^\]\n]*\]\((?:\.\./)*research/[A-Za-z0-9._-]+\.md(?:#[^)]*)?\)")
 
 
 def sentences(prose: str):
