@@ -140,3 +140,32 @@ def test_a_comment_holding_a_fence_cannot_break_the_source_page_open():
     html = markdown.markdown(page, extensions=["admonition", "pymdownx.superfences"])
     assert 'class="admonition' not in html and "<h2" not in html
     assert html.count("<code>") == 1 and html.rstrip().endswith("</table></div>") and ">b<" in html
+
+
+def test_serves_problems_show_in_a_box_above_the_pages_as_code():
+    from coursetools.site import build as site_build
+    box = site_build.problems_box(["lessons/day58_pdl/README.md.j2:12: error: <script>alert(1)</script> `x`"] * 25)
+    assert box.startswith('!!! failure "The last save did not render')
+    shown = [line for line in box.split("\n") if line.startswith("        ")]
+    assert len(shown) == 21 and shown[-1].strip() == "... and 5 more"  # 20 problems, then a count
+    assert all("<script>" in line for line in shown[:20])  # as code: MkDocs escapes it
+
+
+def test_serve_waits_for_the_port_and_gives_up_when_the_server_ends():
+    import socket
+    import subprocess
+    import sys
+    from coursetools.site import serve
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+        try:
+            assert serve.wait_for_port(port, alive)
+        finally:
+            alive.kill()
+            alive.wait()
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    assert serve.wait_for_port(port, gone) is False

@@ -304,16 +304,36 @@ def collect(lessons, standalone_dir: Path) -> dict[str, str | bytes]:
     return files
 
 
-def prepare(out: Path, work: Path | None = None, in_place: bool = False, serving: bool = False) -> Path:
+def problems_box(problems: list[str]) -> str:
+    """A red box, at the top of a served page, that holds the problems of
+    the last save (serve shows them in the browser as well as the
+    terminal). Each line is shown as code: escaped, never read as
+    Markdown or HTML, whatever a diagnostic quotes."""
+    lines = [" ".join(str(p).split())[:300] for p in problems[:20]]
+    more = len(problems) - len(lines)
+    body = "\n".join(f"        {line}" for line in lines + ([f"... and {more} more"] if more > 0 else []))
+    return ('!!! failure "The last save did not render: these pages are the last good ones"\n\n'
+            "    Fix the problem and save again; the terminal that runs `tools/course serve` says the same.\n\n"
+            f"{body}\n\n")
+
+
+def prepare(out: Path, work: Path | None = None, in_place: bool = False, serving: bool = False,
+            problems: list[str] | None = None) -> Path:
     """Writes the site's sources (docs/, mkdocs.yml, hooks.py) into `work`
     (build/site-src) and returns the mkdocs.yml that builds them into
     `out`. The folder is replaced whole, or (`in_place`, for a server that
     watches it) only its changed files are written and its gone ones
-    removed."""
+    removed. `problems` (serve's, after a save that does not render):
+    shown in a box at the top of every page."""
     lessons = manifest.load()
     work = work or manifest.build_dir() / "site-src"
     standalone_dir = manifest.build_dir() / "standalone"
     files = collect(lessons, standalone_dir)
+    if problems:
+        box = problems_box(problems)
+        for name, text in list(files.items()):
+            if name.endswith(".md") and isinstance(text, str):
+                files[name] = box + text
     files["hooks.py"] = asset("hooks.py")
     nav: list = [{"Course": "index.md"}]
     for l in lessons:

@@ -8,12 +8,14 @@ live reload on) over them. Then it watches lessons/, common/ and research/
 (polling file times, so it needs nothing beyond the standard library and
 works on any file system): after a change it renders again and rewrites
 the site's sources where they changed, in place, and MkDocs rebuilds and
-reloads the browser. A template error is printed and the last good pages
-stay served."""
+reloads the browser. A template error is printed, and shown in a box at the
+top of the last good pages, which stay served. The address is printed once
+the port answers."""
 
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -98,10 +100,27 @@ def rebuild(out: Path, changed: set[str] | None = None) -> bool:
     except CourseError as e:
         report(e.diagnostics)
         print("serve: the last good pages stay served; fix the problem above and save again", flush=True)
+        try:  # the same problems in the browser, above the last good pages
+            site_build.prepare(out, in_place=True, serving=True, problems=[str(d) for d in e.diagnostics])
+        except CourseError:
+            pass  # the site's own sources are what failed: the terminal has said so
         return False
     names = ", ".join(str(p.relative_to(manifest.ROOT)) for p in changed) or "no page changed"
     print(f"serve: rendered ({names})", flush=True)
     return True
+
+
+def wait_for_port(port: int, server, every: float = 0.2) -> bool:
+    """True once 127.0.0.1:`port` accepts a connection, False if `server`
+    (a Popen) ends first. No time limit of its own: a loaded machine may
+    take minutes, and Ctrl-C stops the wait as it stops serve."""
+    while server.poll() is None:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return True
+        except OSError:
+            time.sleep(every)
+    return False
 
 
 def serve(port: int, out: Path) -> int:
@@ -115,6 +134,11 @@ def serve(port: int, out: Path) -> int:
     # proper, strict and whole, is `course site build`).
     cmd = [str(mkdocs), "serve", "-f", str(config), "-a", f"127.0.0.1:{port}", "--dirty"]
     server = subprocess.Popen(cmd, stdout=sys.stdout, stderr=sys.stderr, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    # The address once the port answers, not before: MkDocs builds the
+    # whole site first, which takes minutes on a loaded machine.
+    if not wait_for_port(port, server):
+        raise CourseError(f"serve: MkDocs' server stopped before it answered on port {port} "
+                          f"(exit {server.returncode}); its messages are above")
     print(f"serve: http://127.0.0.1:{port}/ (watching {', '.join(WATCHED)}; Ctrl-C stops)", flush=True)
     root = manifest.ROOT
     before = snapshot(root)
