@@ -505,9 +505,13 @@ void enqueueV9(const Buffers& b, size_t n, cudaStream_t s) {
 // order of additions is v9's, so the bits are v9's, every run. Like v9's
 // second pass it is launched programmatically where the code allows it, so
 // one call's launch overlaps the end of the call before.
-// Launch assumption: blockDim.x == kThreadsPerBlock; a grid of at most one
-// wave (every block resident at once); partials holds gridDim.x floats;
-// *arrived is 0 at launch, and the last block leaves it 0 for the next call.
+// Launch assumption: blockDim.x == kThreadsPerBlock; a grid of at most
+// v9's one wave (the dispatch below). No block waits for another, so the
+// sum is right however many are resident; but this kernel's registers
+// let fewer of its blocks share an SM than v9's, so near the top of that
+// range part of the grid runs in a second wave (the page's counters at
+// 4 Mi). partials holds gridDim.x floats; *arrived is 0 at launch, and
+// the last block leaves it 0 for the next call.
 __global__ void reduceV10(const float* __restrict__ in, size_t n,
                           float* __restrict__ partials,
                           unsigned int* __restrict__ arrived,
@@ -555,7 +559,7 @@ __global__ void reduceV10(const float* __restrict__ in, size_t n,
 // block, as v9 too: that block's sum is the total, which reduceV9 writes
 // without v10's wait, atomic and re-read (measured slower at 4,097
 // elements, cold and from a graph: research/one-pass.md). Up to one wave
-// of blocks, v9's grid in one programmatic launch. Beyond one wave, v9's
+// of v9's blocks, v9's grid in one programmatic launch. Beyond, v9's
 // two passes: there a one-pass combine measured slower than v9's second
 // pass (16 Mi elements, every timing: research/one-pass.md), as thousands
 // of blocks queue on one counter and the last block reads thousands of
