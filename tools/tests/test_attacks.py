@@ -4,6 +4,7 @@ without a check failing, and the check that now fails."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -407,3 +408,31 @@ def test_a_stale_pages_unmeasured_helpers_are_helpers_to_the_claim_check():
     # A helper's own marked output is left as it is: no mark inside a mark.
     inner = marks.MARK_OPEN + "1.2 ms, *(unmeasured)*" + marks.MARK_CLOSE
     assert prose.unmeasured_marked(inner, valid=False) == inner
+
+
+@pytest.mark.parametrize("topic, bad", [
+    ("Parallel reduction: from the textbook tree to CUB's speed, size by size", False),
+    ("Reduction: v9 beats CUB everywhere", True),
+    ("Reduction at 4,814 GB/s", True),
+    ("Reduction, thirty-seven times the speed", True),
+])
+def test_a_topic_the_site_shows_is_read_as_prose(in_tmp, topic, bad):
+    from coursetools.pages import prose
+    lesson = fake_lesson(in_tmp, target="day24_reduction", source="reduction.cu")
+    write(lesson.path / "CMakeLists.txt", f'course_add_lesson(day24_reduction\n  TOPIC "{topic}"\n  DAY 24)\n')
+    lesson = dataclasses.replace(lesson, topic=topic)
+    found = prose.topic_problems(lesson, {1.0}, {24})
+    assert bool(found) == bad, found
+    if bad:
+        assert found[0].line == 2 and "TOPIC" in found[0].message
+
+
+@pytest.mark.parametrize("text, bad", [
+    ("v9 runs XXXVII times the speed of v1.", True),
+    ("It takes IV us.", True),
+    ("A gain of XII%.", True),
+    ("Part II of the course; Hopper is sm_90.", False),
+    ("Mix x and y.", False),  # not capitals: a word
+])
+def test_roman_numerals_before_a_unit_are_numbers(text, bad):
+    assert bool([p for p in prose_problems(text) if "the number" in p]) == bad, prose_problems(text)

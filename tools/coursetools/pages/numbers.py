@@ -142,7 +142,27 @@ def typed(line: str, allowed: set[float], days: set[int], words: bool = True) ->
         for m in WORD_RE.finditer(line):
             if not all(any(_close(v, a) for v in values for a in allowed) for values in word_parts(m.group(0))):
                 out.append(m.group(0))
+        for m in ROMAN_MEASURE_RE.finditer(line):
+            if not any(_close(float(roman_value(m.group(1))), a) for a in allowed):
+                out.append(m.group(1))
     return out
+
+
+# A Roman numeral in capitals before a unit or "times" ("XXXVII times",
+# "IV us"): a measurement typed in another notation. Only before a unit: a
+# bare "II" is a part or a version's name.
+ROMAN_MEASURE_RE = re.compile(
+    r"(?<![A-Za-z0-9_])(M{0,3}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3}))"
+    r"(?<=[MDCLXVI])\s*(?:x\b|×|%|times\b|-?fold\b|[munµ]s\b|[KMGT]i?B/s\b|GB\b|per\s*cent\b)")
+
+
+def roman_value(text: str) -> int:
+    values = {"M": 1000, "D": 500, "C": 100, "L": 50, "X": 10, "V": 5, "I": 1}
+    total = 0
+    for i, c in enumerate(text):
+        v = values[c]
+        total += -v if i + 1 < len(text) and values[text[i + 1]] > v else v
+    return total
 
 
 def word_parts(word: str) -> list[tuple[float, ...]]:

@@ -348,7 +348,30 @@ def check(lessons: list[Lesson], only=None) -> list[Diagnostic]:
                   if (d.line, d.message.split("(")[0]) not in said]
         out += found
         out += snippet_comment_problems(lesson, page, allowed)
+        out += topic_problems(lesson, allowed, days)
     return out
+
+
+def topic_problems(lesson: Lesson, allowed: set[float], days: set[int]) -> list[Diagnostic]:
+    """The day's TOPIC (its CMakeLists.txt) is prose the site shows in its
+    navigation and on the course's first page, beside no helper: a claim
+    or a measured number typed there is refused as in a page."""
+    topic = lesson.topic
+    read = invisible_dropped(unicodedata.normalize("NFKC", numerals_marked(topic)))
+    claim = claims.CLAIM_RE.search(claims.readable(topic)[0])
+    numbers = typed(read, allowed, days, words=True)
+    if not claim and not numbers:
+        return []
+    cmake = lesson.path / "CMakeLists.txt"
+    try:
+        text = cmake.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        text = ""
+    line = next((n for n, l in enumerate(text.split("\n"), 1) if "TOPIC" in l), 0)
+    what = f"the claim '{claim.group(0)}'" if claim else f"the number {numbers[0]}"
+    return [Diagnostic(cmake.relative_to(manifest.ROOT).as_posix(), line, 0,
+                       f"{what} is typed into the day's TOPIC ('{topic[:60]}'), which the site shows beside no "
+                       "page helper; a topic names what the day teaches, its page says how rows compare")]
 
 
 # A measurement as a comment would state one: a number with a unit of
