@@ -127,6 +127,10 @@ def serve(port: int, out: Path) -> int:
     if not 1 <= port <= 65535:
         raise UsageError(f"--port {port} is not a port number (1 to 65535)")
     mkdocs = site_build.mkdocs_binary()
+    # The files as they were before the first render: a save made while it
+    # renders, while MkDocs builds, or as the address is printed is a change.
+    root = manifest.ROOT
+    before = snapshot(root)
     if not rebuild(out):
         raise CourseError("serve: the pages do not render; nothing to serve")
     config = site_build.prepare(out, in_place=True, serving=True)
@@ -140,8 +144,6 @@ def serve(port: int, out: Path) -> int:
         raise CourseError(f"serve: MkDocs' server stopped before it answered on port {port} "
                           f"(exit {server.returncode}); its messages are above")
     print(f"serve: http://127.0.0.1:{port}/ (watching {', '.join(WATCHED)}; Ctrl-C stops)", flush=True)
-    root = manifest.ROOT
-    before = snapshot(root)
     try:
         while server.poll() is None:
             time.sleep(POLL_SECONDS)
