@@ -68,13 +68,7 @@ def cmd_snippets(args) -> int:
     for name, files in jobs:
         found, d = snippets.extract(files, manifest.ROOT, name)
         diags += d
-        index = []
-        content = {}
-        for s in sorted(found, key=lambda s: s.name):
-            content[f"{s.name}.md"] = snippets.artifact_text(s, out / name, manifest.ROOT)
-            index.append({"name": s.name, "source": s.path, "start": s.start, "end": s.end})
-        content["index.json"] = json.dumps(index, indent=2) + "\n"
-        trees[name] = content
+        trees[name] = snippets.artifact_tree(found, out / name, manifest.ROOT)
     if diags:
         raise SourceError(diags + [f"{len(diags)} error(s); nothing written"])
     if args.check:
