@@ -104,20 +104,25 @@ def reviewer_key(tmp_path_factory):
 
 
 @pytest.fixture(autouse=True)
-def evidence_state_as_the_build_writes_it(request, monkeypatch):
+def evidence_state_as_the_build_writes_it(request, monkeypatch, tmp_path):
     """The pages, the site and compare read build/evidence-state.json,
     which the build writes before it renders (cmake/CourseTools.cmake).
     Tests run the tools without the build, so here the state is written
-    afresh just before each read, as the build would have: tests of the
-    state file itself (marked `real_state`) read it as it is."""
+    afresh just before each read, as the build would have, into the test's
+    own folder: never over the real build's file, which the other ctest
+    tests running beside this one read (a state of a test's few lessons
+    there made them fail). Tests of the state file itself (marked
+    `real_state`) read it as it is."""
     if request.node.get_closest_marker("real_state"):
         return
     from coursetools.evidence import state as ev_state
     from coursetools.evidence import verify
 
     original = ev_state.load
+    own = tmp_path / "evidence-state-of-this-test.json"
 
     def load(lessons, path=None, check=True):
+        path = path or own
         ev_state.write(verify.lesson_states(lessons), lessons, path)
         return original(lessons, path, check)
     monkeypatch.setattr(ev_state, "load", load)
