@@ -145,8 +145,10 @@ def cmd_check(args) -> int:
     import time
 
     from .binaries import sass
+    from .evidence import state as ev_state
+    from .evidence import verify
     from .pages import prose, render
-    from .sources import snippets
+    from .sources import lint, snippets
 
     t0 = time.monotonic()
     lessons, (lesson,) = _lessons([args.lesson])
@@ -158,6 +160,19 @@ def cmd_check(args) -> int:
         raise SourceError(tail + [f"check: {lesson.target}: the build failed (cmake --build {display_path(build)} "
                                   f"--target {lesson.target})"])
     print(f"check: {lesson.target}: built")
+    # Formatting first: fixing it moves the lines a snippet shows, so the
+    # page is rendered again after it (ctest's `format` test checks it too).
+    try:
+        version, count = lint.check_format(only=[manifest.ROOT / s for s in lesson.sources])
+        print(f"check: {lesson.target}: {count} source(s) formatted as the style says")
+    except SourceError as e:
+        said += [str(d) for d in e.diagnostics]
+    except UsageError as e:
+        print(f"check: {lesson.target}: formatting not checked ({e})")
+    # The evidence's state as the build writes it (after a configure or an
+    # edit the file is older than what it covers): an author's check of a
+    # day with no record yet is not a question of stale evidence.
+    ev_state.write(verify.lesson_states(lessons), lessons)
     found, diags = snippets.extract([str(manifest.ROOT / s) for s in (*lesson.sources,
                                                                        *manifest.header_files(manifest.ROOT))],
                                     manifest.ROOT, lesson.target)

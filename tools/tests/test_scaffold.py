@@ -116,3 +116,22 @@ def test_an_authors_check_of_one_day_runs_every_check_of_that_day(course):
         assert step in r.out, r.out
     bad = course("check", "day99_nonexistent")
     assert bad.code == 2 and "day99_nonexistent" in bad.err
+
+
+@pytest.mark.skipif(lint.clang_format_binary() is None, reason="clang-format is not installed")
+def test_one_days_format_check_names_only_that_day_and_the_fix(tmp_path):
+    """`course check DAY` runs the format check on the day's sources alone,
+    so an author learns of it before ctest's `format` test."""
+    import shutil as sh
+    from coursetools.errors import SourceError
+    sh.copy(Path(__file__).resolve().parents[2] / ".clang-format", tmp_path / ".clang-format")
+    good, bad = tmp_path / "good.cu", tmp_path / "bad.cu"
+    good.write_text("int main() {\n    return 0;\n}\n")
+    bad.write_text("int   main( ){return 0 ;}\n")
+    version, count = lint.check_format(tmp_path, only=[good])
+    assert count == 1 and version
+    with pytest.raises(SourceError) as e:
+        lint.check_format(tmp_path, only=[good, bad])
+    said = [str(d) for d in e.value.diagnostics]
+    assert any("bad.cu" in d for d in said) and not any("good.cu" in d for d in said)
+    assert said[-1].endswith("run: tools/course format --fix")

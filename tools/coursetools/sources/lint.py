@@ -75,18 +75,18 @@ def format_files(root: Path | None = None) -> list[Path]:
     )
 
 
-def check_format(root: Path | None = None, fix: bool = False) -> tuple[str, int]:
-    """The pinned clang-format's verdict on every source: returns its
-    version and the number of files checked (with `fix`: the number it
-    changed), or raises SourceError naming each place that differs and the
-    command that fixes it."""
+def check_format(root: Path | None = None, fix: bool = False, only: list[Path] | None = None) -> tuple[str, int]:
+    """The pinned clang-format's verdict on every source (or on `only`, one
+    day's: `course check`): returns its version and the number of files
+    checked (with `fix`: the number it changed), or raises SourceError
+    naming each place that differs and the command that fixes it."""
     root = Path(root or manifest.ROOT)
     binary = clang_format_binary()
     if binary is None:
         raise UsageError("clang-format not found; the configure step installs the pinned wheel into build/venv "
                          "(cmake --preset course)")
     version = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip()
-    files = [str(p) for p in format_files(root)]
+    files = [str(p) for p in (only if only is not None else format_files(root))]
     if fix:
         before = {f: Path(f).read_bytes() for f in files}
         subprocess.run([binary, "-i", "--style=file", *files], check=True)
