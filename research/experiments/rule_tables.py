@@ -85,18 +85,23 @@ def sweep(first: str, second: str) -> None:
                   f"not distinguishable {w[rule.UNDECIDED]}, slower {w[rule.SLOWER]}")
 
 
+def promoted_sets():
+    """(lesson, records) for each current promotion of records made on more
+    than one GPU, its records in the entry's order."""
+    import json
+    promoted = json.loads((ROOT / "evidence" / "promoted.json").read_text())
+    for entry in promoted.get("promoted", {}).values():
+        files = entry.get("records") or []
+        if len(files) >= 2:
+            yield entry["lesson"], [load_record(ROOT / "evidence" / f) for f in files]
+
+
 def gpu_rows() -> list[str]:
     """The table rows of `gpus`: each promotion of records made on more
     than one GPU, its first record's words against each other's, pair by
     pair (twins left out), and each record's twins."""
-    import json
-    promoted = json.loads((ROOT / "evidence" / "promoted.json").read_text())
     out = []
-    for entry in promoted.get("promoted", {}).values():
-        files = entry.get("records") or []
-        if len(files) < 2:
-            continue
-        recs = [load_record(ROOT / "evidence" / f) for f in files]
+    for lesson, recs in promoted_sets():
         names = ", ".join(f"{r['tag']} ({str(r['gpu']['uuid'])[4:12]})" for r in recs)
         twin_calls = []
         for r in recs:
@@ -104,7 +109,7 @@ def gpu_rows() -> list[str]:
             twin_calls.append(f"{words[rule.FASTER] + words[rule.SLOWER]} of {sum(words.values())}")
         for other in recs[1:]:
             a = replication.compare(recs[0]["results"], other["results"])
-            out.append(f"| {entry['lesson']} | {names} | {a.pairs} | {len(a.agree)} | {len(a.contradict)} "
+            out.append(f"| {lesson} | {names} | {a.pairs} | {len(a.agree)} | {len(a.contradict)} "
                        f"| {len(a.undecided)} | {', '.join(twin_calls)} |")
     return out
 
@@ -114,14 +119,11 @@ def gpus() -> None:
           "| twins *faster*/*slower* (each record) |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     print("\n".join(gpu_rows()))
-    import json
-    promoted = json.loads((ROOT / "evidence" / "promoted.json").read_text())
-    for entry in promoted.get("promoted", {}).values():
-        recs = [load_record(ROOT / "evidence" / f) for f in entry.get("records") or []]
+    for lesson, recs in promoted_sets():
         for other in recs[1:]:
             a = replication.compare(recs[0]["results"], other["results"])
             if a.contradict:
-                print(f"\n{entry['lesson']}: the contradicting pairs ({recs[0]['tag']}, {other['tag']}):")
+                print(f"\n{lesson}: the contradicting pairs ({recs[0]['tag']}, {other['tag']}):")
             for key, w1, w2 in a.contradict:
                 print(f"- `{key[1]}` against `{key[2]}` ({key[0]}): {w1}, {w2}")
 
@@ -133,19 +135,14 @@ def third_rows() -> list[str]:
     same decided word on every GPU of the set), how many the other GPU's
     record gives, contradicts, or leaves not distinguishable; and its pairs
     against each record of the set."""
-    import json
-    promoted = json.loads((ROOT / "evidence" / "promoted.json").read_text())
     out = []
-    for entry in promoted.get("promoted", {}).values():
-        recs = [load_record(ROOT / "evidence" / f) for f in entry.get("records") or []]
-        if len(recs) < 2:
-            continue
+    for lesson, recs in promoted_sets():
         digest = recs[0]["sources"]["digest"]
         uuids = {r["gpu"]["uuid"] for r in recs}
-        words = [replication.pair_words(r["results"]) for r in recs]
-        alone = {k: w[0] for k, *w in ((k, *(ws[k] for ws in words)) for k in words[0] if all(k in ws for ws in words))
-                 if len(set(w)) == 1 and w[0] in replication.DECIDED}
-        for path in sorted((ROOT / "evidence" / "records" / entry["lesson"]).glob(f"*{SUFFIX}")):
+        first, *rest = [replication.pair_words(r["results"]) for r in recs]
+        alone = {k: w for k, w in first.items()
+                 if w in replication.DECIDED and all(ws.get(k) == w for ws in rest)}
+        for path in sorted((ROOT / "evidence" / "records" / lesson).glob(f"*{SUFFIX}")):
             other = load_record(path)
             if (other.get("schema") != "course-evidence/3" or other["sources"]["digest"] != digest
                     or other["gpu"]["uuid"] in uuids):
@@ -157,7 +154,7 @@ def third_rows() -> list[str]:
             against = "; ".join(
                 f"{r['tag']}: {len(a.agree)} agree, {len(a.contradict)} contradict, {len(a.undecided)} one *not distinguishable*"
                 for r, a in ((r, replication.compare(r["results"], other["results"])) for r in recs))
-            out.append(f"| {entry['lesson']} | {other['tag']} ({str(other['gpu']['uuid'])[4:12]}) | {len(alone)} "
+            out.append(f"| {lesson} | {other['tag']} ({str(other['gpu']['uuid'])[4:12]}) | {len(alone)} "
                        f"| {held} | {contradicted} | {undecided} | {against} |")
     return out
 

@@ -32,7 +32,7 @@ from ..sources import manifest
 from ..sources.manifest import Lesson
 from . import claims, marks, render
 from .rows import UNMEASURED
-from .numbers import NUMBER_RE, NUMBER_WORDS, invisible_dropped, numerals_marked, typed, unescaped, word_values
+from .numbers import NUMBER_RE, NUMBER_WORDS, as_read, invisible_dropped, numerals_marked, typed, unescaped, word_values
 
 # A date as a citation writes it: a real one (no 0037-00-00).
 DATE_RE = re.compile(r"\b(?:19|20)\d{2}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])\b")
@@ -311,14 +311,9 @@ def unmeasured_marked(page: str, valid: bool) -> str:
     can be promoted."""
     if valid:
         return page
-    inside = re.compile(re.escape(marks.MARK_OPEN) + "[^" + marks.MARK_CLOSE + "]*" + re.escape(marks.MARK_CLOSE))
-    parts, last = [], 0
-    for m in inside.finditer(page):  # outside the marks only: a mark holds no mark
-        parts += [page[last:m.start()].replace(UNMEASURED, marks.MARK_OPEN + UNMEASURED + marks.MARK_CLOSE),
-                  m.group(0)]
-        last = m.end()
-    parts.append(page[last:].replace(UNMEASURED, marks.MARK_OPEN + UNMEASURED + marks.MARK_CLOSE))
-    return "".join(parts)
+    wrapped = marks.MARK_OPEN + UNMEASURED + marks.MARK_CLOSE
+    pieces = re.split(f"({MARKED_RE.pattern})", page, flags=re.S)  # odd pieces: a helper's marks, left whole
+    return "".join(p if i % 2 else p.replace(UNMEASURED, wrapped) for i, p in enumerate(pieces))
 
 
 def check(lessons: list[Lesson], only=None) -> list[Diagnostic]:
@@ -357,9 +352,8 @@ def topic_problems(lesson: Lesson, allowed: set[float], days: set[int]) -> list[
     navigation and on the course's first page, beside no helper: a claim
     or a measured number typed there is refused as in a page."""
     topic = lesson.topic
-    read = invisible_dropped(unicodedata.normalize("NFKC", numerals_marked(topic)))
     claim = claims.CLAIM_RE.search(claims.readable(topic)[0])
-    numbers = typed(read, allowed, days, words=True)
+    numbers = typed(as_read(topic), allowed, days, words=True)
     if not claim and not numbers:
         return []
     cmake = lesson.path / "CMakeLists.txt"
