@@ -61,6 +61,14 @@ constexpr int kUnroll = 4;
 // in one trip to memory.
 constexpr int kPartialsPerThread = 32;
 
+// v10's last block: it adds at most one wave of blocks' partials (1,056 on
+// the H200), so 8 x 256 = 2,048 still take one trip on a GPU of up to 256
+// SMs. Fewer is load bearing for speed: a kernel's registers are set by
+// its heaviest path, and with 32 partials a thread this one path took
+// reduceV10 from 32 registers to 38, which fits six blocks an SM, not v9's
+// eight, and ran part of a one-wave grid in a second (research/one-pass.md).
+constexpr int kV10PartialsPerThread = 8;
+
 // v8, v9 and the ceiling: the grid in waves of what the GPU holds at once.
 // Five, as CUB's dispatch does: with more blocks than fit, the hardware
 // hands the next block to whichever SM frees up first, so SMs that draw
@@ -319,24 +327,25 @@ __global__ void reduceV7(const float* __restrict__ in, size_t n,
 // snippet: finish-partials
 // The second pass every two-pass version shares, v1 to v9: one block adds
 // `count` partials in index order, so the same partials give the same bits.
-// There may be millions, so each thread issues kPartialsPerThread loads
-// before adding any: the pass waits for memory once per round, not once
-// per partial. __ldcg reads them from L2: another SM wrote them, and this
-// SM's L1 may still hold an earlier call's. Launch assumption: one block of
-// kThreadsPerBlock, every thread calls it.
+// There may be millions, so each thread issues kPerThread loads before
+// adding any: the pass waits for memory once per round, not once per
+// partial. `load` reads one partial; the caller says how, as only it knows
+// when another block's partials became visible to it. Launch assumption:
+// one block of kThreadsPerBlock, every thread calls it.
+template <int kPerThread, typename Load>
 __device__ float addPartialsInOrder(const float* __restrict__ partials,
-                                    size_t count) {
+                                    size_t count, Load load) {
     float sum = 0.0f;
     for (size_t first = 0; first < count;
-         first += kPartialsPerThread * kThreadsPerBlock) {
-        float p[kPartialsPerThread];
+         first += kPerThread * kThreadsPerBlock) {
+        float p[kPerThread];
 #pragma unroll
-        for (int k = 0; k < kPartialsPerThread; ++k) {
+        for (int k = 0; k < kPerThread; ++k) {
             const size_t i = first + k * kThreadsPerBlock + threadIdx.x;
-            p[k] = i < count ? __ldcg(partials + i) : 0.0f;
+            p[k] = i < count ? load(partials + i) : 0.0f;
         }
 #pragma unroll
-        for (int k = 0; k < kPartialsPerThread; ++k) {
+        for (int k = 0; k < kPerThread; ++k) {
             sum += p[k];
         }
     }
@@ -354,7 +363,13 @@ __global__ void finishPartials(const float* __restrict__ partials, size_t count,
     cudaGridDependencySynchronize();
 #endif
     COURSE_BLOCK_WAITED();
-    const float sum = addPartialsInOrder(partials, count);
+    // A plain load: the first pass is a kernel before this one, done and
+    // visible once the wait returns (the PTX ISA's griddepcontrol.wait: its
+    // memory operations "performed and made visible to the current grid"),
+    // or by stream order. L2-only loads (__ldcg) here measured 0.4 to 0.5 us
+    // slower a call from a graph (research/one-pass.md).
+    const float sum = addPartialsInOrder<kPartialsPerThread>(
+        partials, count, [](const float* p) { return *p; });
     if (threadIdx.x == 0) {
         *out = sum;
     }
@@ -506,12 +521,11 @@ void enqueueV9(const Buffers& b, size_t n, cudaStream_t s) {
 // second pass it is launched programmatically where the code allows it, so
 // one call's launch overlaps the end of the call before.
 // Launch assumption: blockDim.x == kThreadsPerBlock; a grid of at most
-// v9's one wave (the dispatch below). No block waits for another, so the
-// sum is right however many are resident; but this kernel's registers
-// let fewer of its blocks share an SM than v9's, so near the top of that
-// range part of the grid runs in a second wave (the page's counters at
-// 4 Mi). partials holds gridDim.x floats; *arrived is 0 at launch, and
-// the last block leaves it 0 for the next call.
+// v9's one wave (the dispatch below), which fits at once only while this
+// kernel's registers let as many of its blocks share an SM as v9's
+// (kV10PartialsPerThread). No block waits for another, so the sum is right
+// however many are resident. partials holds gridDim.x floats; *arrived is
+// 0 at launch, and the last block leaves it 0 for the next call.
 __global__ void reduceV10(const float* __restrict__ in, size_t n,
                           float* __restrict__ partials,
                           unsigned int* __restrict__ arrived,
@@ -544,7 +558,12 @@ __global__ void reduceV10(const float* __restrict__ in, size_t n,
     }
     __syncthreads();  // `last`, and thread 0's acquire, for every thread
     if (last) {
-        const float total = addPartialsInOrder(partials, gridDim.x);
+        // Load bearing: __ldcg, a coherent load from L2. A plain load of a
+        // const __restrict__ pointer may take the read-only path, which
+        // holds only for data nothing writes while the kernel runs, and
+        // the other blocks of this very grid wrote these partials.
+        const float total = addPartialsInOrder<kV10PartialsPerThread>(
+            partials, gridDim.x, [](const float* p) { return __ldcg(p); });
         if (threadIdx.x == 0) {
             *out = total;
             count.store(0u, cuda::memory_order_relaxed);
