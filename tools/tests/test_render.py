@@ -9,7 +9,7 @@ import pytest
 from coursetools.evidence import state as ev_state
 
 from conftest import fake_lesson, write, page_repo_with
-from coursetools.pages import marks, page as page_api, render, rows as page_rows
+from coursetools.pages import marks, page as page_api, prose, render, rows as page_rows
 from coursetools.sources import manifest
 from coursetools.sources.manifest import ROOT as REAL_ROOT
 
@@ -150,6 +150,15 @@ def test_the_versus_table_gives_each_word_with_its_estimate_and_interval(lesson)
                                                                 timings=["cold"])))
     lines = text.splitlines()
     assert "; 100.0% faster (" in lines[2] and "64 samples" in lines[2]
+    # Every number in the table is a helper's, the GPU's name in its head
+    # too (a name that starts with digits read as a typed number once).
+    gpu = "GPU-89db674a-747f-2f3c-436c-2000694b83a6"
+    named = page_api.Page(lesson, [], ev_state.fixture(lesson, entry={}, records={"results": {"rows": rows},
+                                                                                  "gpu": {"uuid": gpu}}))
+    raw = marks.resolve_marks(named.versus_table({"group": "s", "version": "a"}, {"group": "s", "version": "b"},
+                                                 ["A", "B"], timings=["cold"]))
+    assert "89db674a" in marks.unmark(raw)
+    assert "89db674a" not in prose.MARKED_RE.sub("", raw)
     assert "not distinguishable (" in lines[3]
     assert "the same (" in lines[4]
 

@@ -309,7 +309,9 @@ class PageVerdicts:
         if not self.verified:
             return f"{UNMEASURED}\n"
         gpus = [run.gpu for run in self._runs]
-        head = [over] + [f"{t}: {names[0]} / {names[1]} (us, {gpus[0]}); verdict" for t in timings]
+        # The GPU's name is the record's (GPU 89db674a): a helper's output,
+        # marked, or the prose check reads its digits as a typed number.
+        head = [over] + [f"{t}: {names[0]} / {names[1]} (us, {mark(gpus[0])}); verdict" for t in timings]
         lines = ["| " + " | ".join(head) + " |", "| " + " | ".join("---" for _ in head) + " |"]
         for x in self.values(over, **{**where, **a}):
             cells = [mark(f"{x:,}")]
