@@ -39,6 +39,9 @@ def test_kth_is_exact_and_numpy_changes_nothing(monkeypatch):
         for k in {1, len(d), (len(d) + 1) // 2, max(1, len(d) // 5)}:
             assert cmp.kth(xs, ys, k) == d[k - 1]
             assert cmp.kth(cmp.on_grid(a), cmp.on_grid(b), k) == d[k - 1]  # the pure path
+        ks = [1, len(d), (len(d) + 1) // 2, max(1, len(d) // 5)]
+        assert cmp.kths(xs, ys, ks) == [d[k - 1] for k in ks]  # one bisection for all
+        assert cmp.kths(cmp.on_grid(a), cmp.on_grid(b), ks) == [d[k - 1] for k in ks]
     monkeypatch.setattr(cmp, "_np", None)
     pure = cmp.verdict([1.0, 1.1, 1.2] * 10, [1.3, 1.2, 1.4] * 10)
     monkeypatch.undo()

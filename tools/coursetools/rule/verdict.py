@@ -126,6 +126,29 @@ def kth(x, y, k: int) -> int:
     return hi
 
 
+def kths(x, y, ks: list[int]) -> list[int]:
+    """kth(x, y, k) for every k in ks: with NumPy, one bisection for all
+    of them, each step counting at every k's midpoint in one call (a
+    verdict needs four order statistics, and a page thousands of
+    verdicts); without it, kth() for each."""
+    if _np is None or isinstance(x, list):
+        return [kth(x, y, k) for k in ks]
+    m, n = len(x), len(y)
+    want = _np.asarray(ks, dtype=_np.int64)
+    lo = _np.full(len(ks), int(x[0]) - int(y[-1]) - 1, dtype=_np.int64)
+    hi = _np.full(len(ks), int(x[-1]) - int(y[0]), dtype=_np.int64)
+    while True:
+        open_ = hi - lo > 1
+        if not open_.any():
+            return [int(v) for v in hi]
+        mid = (lo + hi) // 2
+        below = _np.searchsorted(y, (x[None, :] - mid[:, None]).ravel(), side="left")
+        count = m * n - below.reshape(len(ks), m).sum(axis=1)
+        enough = count >= want
+        hi = _np.where(open_ & enough, mid, hi)
+        lo = _np.where(open_ & ~enough, mid, lo)
+
+
 def rule_k(m: int, n: int) -> int:
     mn = float(m) * float(n)
     return math.floor(mn / 2.0 - Z * math.sqrt(mn * (m + n + 1.0) / 12.0))
@@ -187,17 +210,37 @@ class Verdict:
         return (self.low > 1 or self.high < 1) and not within
 
 
+@dataclasses.dataclass(frozen=True)
+class Prepared:
+    """One row's samples as the rule reads them: their summary and their
+    sorted grid values, computed once for a row compared many times."""
+    summary: Summary
+    grid: object  # sorted grid values: a NumPy array where NumPy is installed, else a list
+
+
+def prepare(samples) -> Prepared:
+    g = on_grid(samples)
+    return Prepared(summarize(samples), _np.asarray(g, dtype=_np.int64) if _np is not None else g)
+
+
 def verdict(a_samples, b_samples) -> Verdict:
     """What row `a` is against row `b`, from their samples (times)."""
-    a, b = summarize(a_samples), summarize(b_samples)
-    x, y = _arrays(on_grid(a_samples), on_grid(b_samples))
+    return verdict_of(prepare(a_samples), prepare(b_samples))
+
+
+def verdict_of(pa: Prepared, pb: Prepared) -> Verdict:
+    """verdict() of two rows prepared once each."""
+    a, b = pa.summary, pb.summary
+    x, y = pa.grid, pb.grid
     m, n = len(x), len(y)
     total = m * n
-    mid = (kth(x, y, (total + 1) // 2) + kth(x, y, total // 2 + 1)) / 2.0
     k = rule_k(m, n)
+    wanted = [(total + 1) // 2, total // 2 + 1] + ([total - k + 1, k] if k >= 1 else [])
+    d = kths(x, y, wanted)
+    mid = (d[0] + d[1]) / 2.0
     if k < 1:
         low = high = float("nan")
     else:
         # The interval of log a - log b is [D_(K), D_(N-K+1)]; b over a is its negation.
-        low, high = math.exp(-kth(x, y, total - k + 1) / GRID), math.exp(-kth(x, y, k) / GRID)
+        low, high = math.exp(-d[2] / GRID), math.exp(-d[3] / GRID)
     return Verdict(word_on_grid(x, y), math.exp(-mid / GRID), low, high, a, b)
