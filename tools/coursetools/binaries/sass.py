@@ -13,6 +13,7 @@ missing.
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import re
 import shutil
@@ -20,6 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .. import cache
 from ..errors import SourceError, UsageError, display_path
 
 INTERESTING = re.compile(
@@ -78,8 +80,24 @@ def kernels_named(fns: dict[str, list[str]], kernel: str) -> list[str]:
 
 @functools.lru_cache(maxsize=8)
 def dump(binary: Path) -> dict[str, list[str]]:
+    """Each function's instructions in a binary's machine code, by mangled
+    name: cuobjdump's, remembered in the build (build/cache/sass.json) by
+    the binary's sha256, so a render runs cuobjdump only for a binary it
+    has not read before."""
     if not Path(binary).exists():
         raise UsageError(f"{display_path(binary)}: not built; build it first (cmake --build build)")
+    memo = cache.Memo("sass", cache.version_of(Path(__file__)))
+    key, sha = display_path(binary), hashlib.sha256(Path(binary).read_bytes()).hexdigest()
+    saved = memo.get(key)  # [sha256, functions]: the binary last read at this path
+    if isinstance(saved, list) and len(saved) == 2 and saved[0] == sha and isinstance(saved[1], dict):
+        return saved[1]
+    functions = _dump_now(binary)
+    memo.put(key, [sha, functions])
+    memo.save()
+    return functions
+
+
+def _dump_now(binary: Path) -> dict[str, list[str]]:
     env = dict(os.environ)
     env["PATH"] = str(Path(_tool("nvdisasm")).parent) + os.pathsep + env.get("PATH", "")
     proc = subprocess.run([_tool("cuobjdump"), "--dump-sass", str(binary)], capture_output=True, text=True, env=env)

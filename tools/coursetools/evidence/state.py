@@ -21,7 +21,7 @@ import os
 from pathlib import Path
 
 from ..errors import Diagnostic, EvidenceError, display_path
-from ..record.format import evidence_dir, load_record, sources_digest
+from ..record.format import evidence_dir, load_record, load_verified_record, sources_digest
 from ..sources import manifest
 from ..sources.manifest import Lesson
 
@@ -45,6 +45,10 @@ class LessonState:
     record_files: list[str]  # the promoted records, relative to evidence/
     earlier_files: list[str] = dataclasses.field(default_factory=list)  # stale, and only stale: the older code's
     _loaded: dict = dataclasses.field(default_factory=dict, repr=False)
+    # The sha256 of each evidence file as verified (the state's cover,
+    # checked against the files when the state was read): a record whose
+    # bytes still have it is read without the strict reader's checks.
+    verified_sha: dict = dataclasses.field(default_factory=dict, repr=False)
 
     @property
     def valid(self) -> bool:
@@ -54,9 +58,21 @@ class LessonState:
         out = []
         for rel in files:
             if rel not in self._loaded:
-                self._loaded[rel] = load_record(evidence_dir() / rel)
+                self._loaded[rel] = self._read(rel)
             out.append(self._loaded[rel])
         return out
+
+    def _read(self, rel: str) -> dict:
+        path = evidence_dir() / rel
+        want = self.verified_sha.get(_rel(path))
+        if want:
+            try:
+                raw = path.read_bytes() if path.is_file() and not path.is_symlink() else b""
+            except OSError:
+                raw = b""
+            if raw and hashlib.sha256(raw).hexdigest() == want:
+                return load_verified_record(raw)
+        return load_record(path)
 
     @property
     def records(self) -> list[dict]:
@@ -140,6 +156,7 @@ def load(lessons: list[Lesson], path: Path | None = None, check: bool = True) ->
         raise EvidenceError(Diagnostic(shown, 0, 0, f"unreadable ({type(e).__name__}); write it again: {REFRESH}")) from None
     if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("lessons"), dict):
         raise EvidenceError(Diagnostic(shown, 0, 0, f"not an evidence state of {SCHEMA}; write it again: {REFRESH}"))
+    verified: dict = {}
     if check:
         now = fingerprint(lessons, manifest.build_dir())
         then = data.get("covers") or {}
@@ -151,6 +168,7 @@ def load(lessons: list[Lesson], path: Path | None = None, check: bool = True) ->
             raise EvidenceError(Diagnostic(shown, 0, 0, f"older than what it covers ({', '.join(changed[:4])}"
                                            f"{' and more' if len(changed) > 4 else ''} changed since); "
                                            f"write it again: {REFRESH}"))
+        verified = {k: v for k, v in now["files"].items() if v}
     out = {}
     for lesson in lessons:
         d = data["lessons"].get(lesson.target)
@@ -158,7 +176,8 @@ def load(lessons: list[Lesson], path: Path | None = None, check: bool = True) ->
             out[lesson.target] = LessonState(lesson, "unverified", ["not in the evidence's state"], None, [])
             continue
         out[lesson.target] = LessonState(lesson, str(d.get("state")), list(d.get("reasons") or []), d.get("entry"),
-                                         list(d.get("records") or []), list(d.get("earlier") or []))
+                                         list(d.get("records") or []), list(d.get("earlier") or []),
+                                         verified_sha=verified)
     return out
 
 

@@ -24,7 +24,7 @@ from ..evidence import state as ev_state
 from ..fsutil import read_source
 from ..sources import manifest, snippets
 from ..sources.manifest import Lesson
-from . import gpus
+from . import gpus, verdicts
 from .figures import FIGURE_RE, FIGURES
 from .marks import MARK_CLOSE, MARK_OPEN, TemplateProblem, UnknownSnippet, _issued, resolve_marks, unmark
 from .page import LessonView, Page
@@ -248,6 +248,7 @@ def render_all(lessons, only=None) -> tuple[dict[Path, str], list[tuple[str, lis
                 diags.append(Diagnostic(display_path(path), 0, 0, f"exists and render did not draw it (it is not on "
                                         f"{FIGURES}/{DRAWN}, or was edited since); refusing to replace it: give "
                                         "the chart another name, or move the file"))
+    verdicts.save_memo()
     if diags:
         raise SourceError(diags + [f"{len(diags)} error(s); nothing written"])
     table = readme_with_table(lessons)

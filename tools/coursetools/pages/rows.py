@@ -160,6 +160,17 @@ class PageRows:
         self._known_fields = main.known_fields
         self._selected = main.selected
         self._verdicts: dict[tuple, cmp.Verdict] = {}
+        self._prepared_rows: dict[int, cmp.Prepared] = {}
+        # A timed row's samples by content, for the verdicts' memo: its
+        # record's digest (over the decoded record, which verify checked)
+        # and the row's place in it.
+        self._row_keys: dict[int, str] = {}
+        for run in self._runs:
+            digest = (run.record or {}).get("digest")
+            if isinstance(digest, str) and digest:
+                for i, row in enumerate(run.rows):
+                    if isinstance(row.get("samples_ms"), list):
+                        self._row_keys[id(row["samples_ms"])] = f"{digest}:{i}"
 
     # -- snippets -------------------------------------------------------
     def snippet(self, name: str) -> str:

@@ -6,12 +6,61 @@ was measured for rows timed together."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..rule import rows as rule_rows
 from ..rule import verdict as cmp
 from .causes import code_span
 from .marks import TemplateProblem, mark
 from .rows import UNMEASURED
 from .formats import number as number_format
+from .. import cache
+
+
+class _LazyMemo:
+    """The verdicts' memo (build/cache/verdicts.json), opened on first use
+    and named by the rule's own source, so a change to the rule computes
+    every verdict again."""
+
+    def __init__(self):
+        self._memo = None
+
+    def _open(self) -> cache.Memo:
+        if self._memo is None:
+            self._memo = cache.Memo("verdicts", cache.version_of(Path(cmp.__file__)))
+        return self._memo
+
+    def get(self, key):
+        return self._open().get(key)
+
+    def put(self, key, value):
+        self._open().put(key, value)
+
+    def save(self):
+        if self._memo is not None:
+            self._memo.save()
+            self._memo = None  # the next render reads the file again
+
+
+_MEMO = _LazyMemo()
+
+
+def save_memo() -> None:
+    """Writes what this process's pages added to the verdicts' memo."""
+    _MEMO.save()
+
+
+def _summary_to(s: cmp.Summary) -> list:
+    return [s.n, s.min, s.q1, s.median, s.q3, s.max]
+
+
+def _verdict_to(v: cmp.Verdict) -> list:
+    return [v.word, v.ratio, v.low, v.high, _summary_to(v.a), _summary_to(v.b)]
+
+
+def _verdict_from(x: list) -> cmp.Verdict:
+    word, ratio, low, high, a, b = x
+    return cmp.Verdict(word, ratio, low, high, cmp.Summary(*a), cmp.Summary(*b))
 
 TWIN = rule_rows.TWIN
 
@@ -184,8 +233,28 @@ class PageVerdicts:
         agreement)."""
         key = (id(sa), id(sb))
         if key not in self._verdicts:
-            self._verdicts[key] = cmp.verdict(sa, sb)
+            # Across renders, by content: a verified record's digest and the
+            # rows' places in it name the samples (a fixture's rows, with no
+            # digest, are computed every time).
+            ka, kb = self._row_keys.get(id(sa)), self._row_keys.get(id(sb))
+            memo_key = f"{ka}|{kb}" if ka and kb else None
+            saved = _MEMO.get(memo_key) if memo_key else None
+            if saved is not None:
+                self._verdicts[key] = _verdict_from(saved)
+            else:
+                v = cmp.verdict_of(self._prepared(sa), self._prepared(sb))
+                self._verdicts[key] = v
+                if memo_key:
+                    _MEMO.put(memo_key, _verdict_to(v))
         return self._verdicts[key]
+
+    def _prepared(self, samples: list) -> cmp.Prepared:
+        """A row's samples read once for all its verdicts (a sweep row is
+        compared with every other row of its set)."""
+        key = id(samples)
+        if key not in self._prepared_rows:
+            self._prepared_rows[key] = cmp.prepare(samples)
+        return self._prepared_rows[key]
 
     def _verdicts_each(self, a: dict, b: dict):
         """(GPU, verdict) for each record of the set, or None where a row

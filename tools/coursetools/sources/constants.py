@@ -6,6 +6,7 @@ stale still says what the program sets."""
 from __future__ import annotations
 
 import ast
+import functools
 import operator
 import re
 
@@ -20,6 +21,16 @@ class NoSuchConstant(LookupError):
     pass
 
 
+@functools.lru_cache(maxsize=64)
+def _lexed(text: str) -> tuple[str, list[str]]:
+    """A source's text with its comments out (their newlines kept: a
+    #define a comment holds is not the program's), and its code tokens;
+    by text, so a page asking for many constants lexes each file once."""
+    code = "".join(t.text if t.kind not in ("line_comment", "block_comment") else "\n" * t.text.count("\n")
+                   for t in cpplex.tokens(text))
+    return code, cpplex.code_tokens(text)
+
+
 def source_constant(lesson: Lesson, name: str) -> str:
     """The text of `name`'s initializer in the lesson's sources or the
     shared header: `constexpr T name = VALUE;`, `const T name = VALUE;` or
@@ -30,13 +41,10 @@ def source_constant(lesson: Lesson, name: str) -> str:
     root = manifest.ROOT
     for rel in (*lesson.sources, *manifest.header_files(root)):
         text = read_source(root / rel, root).decode("utf-8", errors="replace")
-        # Comments out (their newlines kept): a #define a comment holds is not the program's.
-        code = "".join(t.text if t.kind not in ("line_comment", "block_comment") else "\n" * t.text.count("\n")
-                       for t in cpplex.tokens(text))
+        code, tokens = _lexed(text)
         m = re.search(rf"^[ \t]*#[ \t]*define[ \t]+{name}[ \t]+([^\n]+)$", code, re.M)
         if m:
             return " ".join(cpplex.code_tokens(m.group(1)))
-        tokens = cpplex.code_tokens(text)
         for i, tok in enumerate(tokens[:-1]):
             if tok == name and tokens[i + 1] == "=" and ("constexpr" in tokens[max(0, i - 6):i]
                                                         or "const" in tokens[max(0, i - 6):i]):

@@ -1,0 +1,61 @@
+"""A build's memo of pure computations: a JSON file under build/cache/
+mapping a content key to a result, for work whose inputs are named by
+content (a verified record's digest and a row's place in it, an
+executable's hash) and whose code is named by `version` (the hash of the
+module that computes it). A missing, unreadable or older file is an empty
+memo: the work is done again, never trusted. Written atomically, and only
+where something was added."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from .fsutil import write_atomic
+from .sources import manifest
+
+SCHEMA = "course-cache/1"
+
+# The most results a memo keeps: the oldest go first. Twenty thousand
+# verdicts are a few megabytes, several promotions' worth of every page.
+MAX_ITEMS = 20000
+
+
+def version_of(*paths: Path) -> str:
+    """What names the code of a computation: its modules' bytes."""
+    h = hashlib.sha256()
+    for p in paths:
+        h.update(Path(p).read_bytes())
+    return h.hexdigest()[:16]
+
+
+class Memo:
+    def __init__(self, name: str, version: str, folder: Path | None = None):
+        self.path = Path(folder or manifest.build_dir() / "cache") / f"{name}.json"
+        self.version = version
+        self._added = False
+        self._items: dict = {}
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            if isinstance(data, dict) and data.get("schema") == SCHEMA and data.get("version") == version \
+                    and isinstance(data.get("items"), dict):
+                self._items = data["items"]
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+            pass
+
+    def get(self, key: str):
+        return self._items.get(key)
+
+    def put(self, key: str, value) -> None:
+        self._items.pop(key, None)  # a key put again is the newest
+        self._items[key] = value
+        self._added = True
+        while len(self._items) > MAX_ITEMS:
+            del self._items[next(iter(self._items))]
+
+    def save(self) -> None:
+        if self._added:
+            write_atomic(self.path, json.dumps({"schema": SCHEMA, "version": self.version, "items": self._items},
+                                               sort_keys=True, separators=(",", ":")) + "\n")
+            self._added = False
