@@ -31,9 +31,10 @@ def version_of(*paths: Path) -> str:
 
 
 class Memo:
-    def __init__(self, name: str, version: str, folder: Path | None = None):
+    def __init__(self, name: str, version: str, folder: Path | None = None, max_items: int | None = None):
         self.path = Path(folder or manifest.build_dir() / "cache") / f"{name}.json"
         self.version = version
+        self.max_items = max_items or MAX_ITEMS
         self._added = False
         self._items: dict = {}
         try:
@@ -51,7 +52,7 @@ class Memo:
         self._items.pop(key, None)  # a key put again is the newest
         self._items[key] = value
         self._added = True
-        while len(self._items) > MAX_ITEMS:
+        while len(self._items) > self.max_items:
             del self._items[next(iter(self._items))]
 
     def save(self) -> None:

@@ -86,7 +86,8 @@ def dump(binary: Path) -> dict[str, list[str]]:
     has not read before."""
     if not Path(binary).exists():
         raise UsageError(f"{display_path(binary)}: not built; build it first (cmake --build build)")
-    memo = cache.Memo("sass", cache.version_of(Path(__file__)))
+    # A few binaries' worth (a lesson's dump with CUB in it is half a megabyte).
+    memo = cache.Memo("sass", cache.version_of(Path(__file__)), max_items=16)
     key, sha = display_path(binary), hashlib.sha256(Path(binary).read_bytes()).hexdigest()
     saved = memo.get(key)  # [sha256, functions]: the binary last read at this path
     if isinstance(saved, list) and len(saved) == 2 and saved[0] == sha and isinstance(saved[1], dict):
