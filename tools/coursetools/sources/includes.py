@@ -18,6 +18,7 @@ Two answers, and the digest takes both:
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -34,6 +35,29 @@ CPP_SUFFIXES = (".cu", ".cuh", ".h", ".hh", ".hpp", ".hxx", ".c", ".cc", ".cpp",
 # file the compiler read from anywhere else outside the repository is not
 # something a record can vouch for.
 TOOLCHAIN_PREFIXES = ("/usr/", "/opt/", "/lib/", "/lib64/")
+
+
+def _real(path: Path, dirs: dict[str, str]) -> Path | None:
+    """path.resolve(), its folder's resolution remembered in `dirs`: the
+    same answer, as a file that is itself a link, or a name such as '..',
+    is resolved whole."""
+    s = os.fspath(path)
+    head, name = os.path.split(s)
+    try:
+        if name in ("", ".", "..") or os.path.islink(s):
+            return Path(os.path.realpath(s, strict=False))
+        if head not in dirs:
+            dirs[head] = os.path.realpath(head or ".")
+        return Path(dirs[head]) / name
+    except (OSError, ValueError):
+        return None
+
+
+def _under(path: Path, real_root: Path) -> str | None:
+    try:
+        return path.relative_to(real_root).as_posix()
+    except ValueError:
+        return None
 
 
 def _inside(path: Path, root: Path) -> str | None:
@@ -139,16 +163,18 @@ def compiler_read(lesson_dir: str, target: str, build: Path | None, root: Path) 
     if not folder.is_dir():
         return set()
     found: set[str] = set()
+    real_build, real_root = _real(Path(build), {}), _real(root, {})
+    dirs: dict[str, str] = {}  # a depfile names hundreds of headers in a few folders: each resolved once
     for dep in sorted(folder.rglob("*.d")):
         try:
             text = dep.read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
         for p in _depfile_paths(text):
-            path = Path(p) if Path(p).is_absolute() else (Path(build) / p)
-            if _inside(path, Path(build)) is not None:
+            path = _real(Path(p) if Path(p).is_absolute() else (Path(build) / p), dirs)
+            if path is None or _under(path, real_build) is not None:
                 continue  # the build's own output (generated, or a target a depfile names): not a source
-            inside = _inside(path, root)
+            inside = _under(path, real_root)
             if inside is not None:
                 found.add(inside)
             elif not str(path).startswith(TOOLCHAIN_PREFIXES):
