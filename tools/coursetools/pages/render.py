@@ -212,7 +212,7 @@ def readme_with_table(lessons: list[Lesson]) -> tuple[Path, str] | None:
     return path, text[:a] + readme_table(lessons) + text[b:]
 
 
-def render_all(lessons, only=None) -> tuple[dict[Path, str], list[tuple[str, list[str]]], list[Path]]:
+def render_all(lessons, only=None, states: dict | None = None) -> tuple[dict[Path, str], list[tuple[str, list[str]]], list[Path]]:
     """Every page (and the README's table). Raises SourceError with every
     template's problems; returns the files, the lessons whose code changed
     since their promoted run, and the figures render drew before that no
@@ -221,7 +221,8 @@ def render_all(lessons, only=None) -> tuple[dict[Path, str], list[tuple[str, lis
     diags: list[Diagnostic] = []
     stale = []
     orphans: list[Path] = []
-    states = ev_state.load(lessons)  # the evidence as the build verified it, once
+    # the evidence as the build verified it, once (or as the caller read it)
+    states = states if states is not None else ev_state.load(lessons)
     for lesson in lessons:
         if only and lesson.target not in only:
             continue

@@ -257,8 +257,10 @@ def explorer_flags(lesson: manifest.Lesson, st) -> tuple[str, str]:
     return flags, ": the build's own flags" + ("" if st.valid else " (no promoted run to match)")
 
 
-def collect(lessons, standalone_dir: Path) -> dict[str, str | bytes]:
-    states = ev_state.load(lessons)  # each lesson's evidence, as the build verified it
+def collect(lessons, standalone_dir: Path, states: dict | None = None) -> dict[str, str | bytes]:
+    # each lesson's evidence, as the build verified it (serve passes the
+    # states its render read, so a save reads them once)
+    states = states if states is not None else ev_state.load(lessons)
     files: dict[str, str | bytes] = {"docs/index.md": _index(lessons, states), "docs/course.css": asset("course.css"),
                                      "docs/course.js": asset("course.js")}
     for l in lessons:
@@ -318,17 +320,17 @@ def problems_box(problems: list[str]) -> str:
 
 
 def prepare(out: Path, work: Path | None = None, in_place: bool = False, serving: bool = False,
-            problems: list[str] | None = None) -> Path:
+            problems: list[str] | None = None, lessons=None, states: dict | None = None) -> Path:
     """Writes the site's sources (docs/, mkdocs.yml, hooks.py) into `work`
     (build/site-src) and returns the mkdocs.yml that builds them into
     `out`. The folder is replaced whole, or (`in_place`, for a server that
     watches it) only its changed files are written and its gone ones
     removed. `problems` (serve's, after a save that does not render):
     shown in a box at the top of every page."""
-    lessons = manifest.load()
+    lessons = lessons if lessons is not None else manifest.load()
     work = work or manifest.build_dir() / "site-src"
     standalone_dir = manifest.build_dir() / "standalone"
-    files = collect(lessons, standalone_dir)
+    files = collect(lessons, standalone_dir, states)
     if problems:
         box = problems_box(problems)
         for name, text in list(files.items()):

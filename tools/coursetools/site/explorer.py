@@ -15,6 +15,7 @@ the unit test.
 
 from __future__ import annotations
 
+import functools
 import json
 import urllib.parse
 
@@ -32,7 +33,11 @@ SAFE = "{}[]:,-_.~!*/;?@$&="
 MAX_LINK = 65536
 
 
+@functools.lru_cache(maxsize=16)
 def link(source: str, options: str, compiler: str = COMPILER) -> str:
+    """The Compiler Explorer address that opens `source` with `options`
+    (remembered by its text: serve asks again for every unchanged day on
+    each save, and the compression is pure Python)."""
     state = {"version": 3, "filterAsm": {},
              "compilers": [{"sourcez": lzstring.compress_to_base64(source), "options": options, "compiler": compiler}]}
     text = json.dumps(state, separators=(",", ":"), ensure_ascii=False)

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from ..errors import CourseError, EvidenceError, UsageError, report
 from ..fsutil import write_atomic
+from ..evidence import state as ev_state
 from ..sources import manifest
 from . import build as site_build
 
@@ -83,20 +84,22 @@ def rebuild(out: Path, changed: set[str] | None = None) -> bool:
         lessons = manifest.load()
         only = lessons_to_render(changed, lessons)
         try:
-            files, _, orphans = render.render_all(lessons, only) if only != [] else ({}, [], [])
+            states = ev_state.load(lessons)
         except EvidenceError:
             # The evidence's state is missing or older than the sources (a
             # change of code): written again as the build writes it, in a
             # process of its own (serve runs no verification itself).
             refresh_state()
-            files, _, orphans = render.render_all(lessons, only) if only != [] else ({}, [], [])
+            states = ev_state.load(lessons)
+        # One read of the state for the pages and the site's sources both.
+        files, _, orphans = render.render_all(lessons, only, states) if only != [] else ({}, [], [])
         changed = [p for p, text in sorted(files.items())
                    if not p.is_file() or p.read_text(encoding="utf-8") != text]
         for p in changed:
             write_atomic(p, files[p])
         for p in orphans:
             p.unlink()
-        site_build.prepare(out, in_place=True, serving=True)
+        site_build.prepare(out, in_place=True, serving=True, lessons=lessons, states=states)
     except CourseError as e:
         report(e.diagnostics)
         print("serve: the last good pages stay served; fix the problem above and save again", flush=True)
