@@ -30,6 +30,14 @@ FILE = "evidence-state.json"
 REFRESH = "tools/course evidence state (the build writes it: cmake --build --preset course)"
 
 
+# Verified records already decoded in this process, by their bytes' sha256:
+# a long-lived reader (serve's hook in MkDocs' process) reads each promoted
+# record once, not on every save. Read-only to every reader; a promoted set
+# is two records, three lessons' six.
+_DECODED: dict[str, dict] = {}
+MAX_DECODED = 8
+
+
 def state_path() -> Path:
     return manifest.build_dir() / FILE
 
@@ -71,7 +79,11 @@ class LessonState:
             except OSError:
                 raw = b""
             if raw and hashlib.sha256(raw).hexdigest() == want:
-                return load_verified_record(raw)
+                if want not in _DECODED:
+                    while len(_DECODED) >= MAX_DECODED:
+                        del _DECODED[next(iter(_DECODED))]
+                    _DECODED[want] = load_verified_record(raw)
+                return _DECODED[want]
         return load_record(path)
 
     @property

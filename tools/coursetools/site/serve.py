@@ -4,16 +4,18 @@ author edits.
 It renders every page (as `course render` does: each lesson's README.md
 and figures, the snippets read afresh from the sources), writes the site's
 sources into build/site-src, and runs MkDocs' own server (`mkdocs serve`,
-live reload on) over them. Then it watches lessons/, common/ and research/
-(polling file times, so it needs nothing beyond the standard library and
-works on any file system): after a change it renders again and rewrites
-the site's sources where they changed, in place, and MkDocs rebuilds and
-reloads the browser. A template error is printed, and shown in a box at the
-top of the last good pages, which stay served. The address is printed once
-the port answers."""
+live reload on) over them. MkDocs' own watcher watches lessons/, common/
+and research/ too (the site's hook, assets/hooks.py, adds them when
+serve starts it): before each of its rebuilds the hook asks `on_save`
+which watched files changed since the last render, renders the pages
+they can alter and rewrites the site's sources where they changed, in
+place; MkDocs then builds them and reloads the browser. A template error
+is printed, and shown in a box at the top of the last good pages, which
+stay served. The address is printed once the port answers."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -22,18 +24,19 @@ import time
 from pathlib import Path
 
 from ..errors import CourseError, EvidenceError, UsageError, report
-from ..fsutil import write_atomic
 from ..evidence import state as ev_state
+from ..fsutil import write_atomic
 from ..sources import manifest
 from . import build as site_build
 
 WATCHED = ("lessons", "common", "research")
-# What render writes itself: watching it would render again for nothing.
+# What render writes itself: a change to it renders nothing again.
 GENERATED = ("README.md", "drawn-by-render.txt")
-# How often the files are looked at, and how long a burst of saves (an
-# editor writes a file and its backup) is let settle before a render.
-POLL_SECONDS = 0.25
-SETTLE_SECONDS = 0.2
+# What the files were at the last render, for the hook in MkDocs' process
+# (build/, beside the site's sources, which MkDocs builds from).
+SNAPSHOT = "serve-snapshot.json"
+# What the hook needs from serve: the repository and the site's folder.
+ROOT_ENV, OUT_ENV = "COURSE_SERVE_ROOT", "COURSE_SERVE_OUT"
 
 
 def _generated(rel: Path) -> bool:
@@ -126,21 +129,46 @@ def wait_for_port(port: int, server, every: float = 0.2) -> bool:
     return False
 
 
+def _snapshot_file() -> Path:
+    return manifest.build_dir() / SNAPSHOT
+
+
+def on_save(root: Path, out: Path) -> None:
+    """What the site's hook runs before each of MkDocs' rebuilds while
+    serving: the pages the watched files changed since the last render can
+    alter rendered again (nothing where only render's own output changed,
+    which MkDocs also sees)."""
+    path = _snapshot_file()
+    try:
+        before = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        before = None  # unknown: render everything
+    now = snapshot(root)
+    if before is not None and now == before:
+        return
+    write_atomic(path, json.dumps(now))
+    rebuild(out, touched(before, now) if isinstance(before, dict) else None)
+
+
 def serve(port: int, out: Path) -> int:
     if not 1 <= port <= 65535:
         raise UsageError(f"--port {port} is not a port number (1 to 65535)")
     mkdocs = site_build.mkdocs_binary()
     # The files as they were before the first render: a save made while it
-    # renders, while MkDocs builds, or as the address is printed is a change.
+    # renders, while MkDocs builds, or as the address is printed is a change
+    # the hook's first look finds.
     root = manifest.ROOT
-    before = snapshot(root)
+    write_atomic(_snapshot_file(), json.dumps(snapshot(root)))
     if not rebuild(out):
         raise CourseError("serve: the pages do not render; nothing to serve")
     config = site_build.prepare(out, in_place=True, serving=True)
     # --dirty: MkDocs rebuilds only the pages that changed (the site build
     # proper, strict and whole, is `course site build`).
     cmd = [str(mkdocs), "serve", "-f", str(config), "-a", f"127.0.0.1:{port}", "--dirty"]
-    server = subprocess.Popen(cmd, stdout=sys.stdout, stderr=sys.stderr, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    tools = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", ROOT_ENV: str(root), OUT_ENV: str(out),
+           "PYTHONPATH": tools + (os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else "")}
+    server = subprocess.Popen(cmd, stdout=sys.stdout, stderr=sys.stderr, env=env)
     # The address once the port answers, not before: MkDocs builds the
     # whole site first, which takes minutes on a loaded machine.
     if not wait_for_port(port, server):
@@ -148,14 +176,7 @@ def serve(port: int, out: Path) -> int:
                           f"(exit {server.returncode}); its messages are above")
     print(f"serve: http://127.0.0.1:{port}/ (watching {', '.join(WATCHED)}; Ctrl-C stops)", flush=True)
     try:
-        while server.poll() is None:
-            time.sleep(POLL_SECONDS)
-            now = snapshot(root)
-            if now != before:
-                time.sleep(SETTLE_SECONDS)
-                now = snapshot(root)
-                changed, before = touched(before, now), now
-                rebuild(out, changed)
+        server.wait()
         raise CourseError(f"serve: MkDocs' server stopped (exit {server.returncode})")
     except KeyboardInterrupt:
         return 0

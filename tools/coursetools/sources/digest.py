@@ -25,6 +25,7 @@ unambiguously has no digest: it is an error, not a guess.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from pathlib import Path
@@ -111,6 +112,7 @@ def tokens_of(rel: str, text: str) -> list[str]:
     return _cpp_tokens(text, rel)
 
 
+@functools.lru_cache(maxsize=256)  # by content: a state check digests every lesson's files again
 def file_digest(data: bytes, shown: str = "<source>") -> str:
     """SHA-256 over the file's tokens. SourceError where the file cannot
     be read as tokens unambiguously (a backslash-newline that would let

@@ -83,7 +83,9 @@ LINE_ALLOWED = ("common/course/check.cuh",)
 
 
 def includes_of(rel: str, text: str, root: Path) -> list[str]:
-    """The repository files `rel` includes, resolved as the compiler does."""
+    """The repository files `rel` includes, resolved as the compiler does
+    (not remembered: where an include resolves depends on which files
+    exist, which a long-lived reader such as serve sees change)."""
     found = []
     code = "".join(t.text if t.kind not in ("line_comment", "block_comment") else "\n" * t.text.count("\n")
                    for t in cpplex.tokens(text))

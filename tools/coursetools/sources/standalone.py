@@ -10,6 +10,7 @@ every snippet region reads exactly as in the lesson and the header.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from . import cpplex, manifest
@@ -65,6 +66,7 @@ def standalone_files(lessons) -> dict[str, str]:
     return {f"{l.target}.cu": standalone_text(l) for l in lessons}
 
 
+@functools.lru_cache(maxsize=32)  # the shared header, once for every day's link
 def _without_comments(text: str) -> str:
     """The code of `text` with its comments removed and runs of blank lines
     closed up (comments carry no code: lines and tokens stay whole)."""

@@ -1,8 +1,31 @@
 """MkDocs' hook: inline code (not code blocks) gets each token in a span that
 never breaks, so a long command wraps only between its words; a paragraph
-that is only a chart gets the class the CSS scrolls."""
+that is only a chart gets the class the CSS scrolls. Under `course serve`
+(which names the repository in COURSE_SERVE_ROOT) MkDocs' own watcher also
+watches the course's sources, and before each rebuild the course renders
+what changed (coursetools/site/serve.py, on_save)."""
 
+import os
 import re
+from pathlib import Path
+
+_ROOT = os.environ.get("COURSE_SERVE_ROOT")
+
+
+def on_serve(server, config, builder):
+    if _ROOT:
+        from coursetools.site import serve
+
+        for top in serve.WATCHED:
+            server.watch(str(Path(_ROOT) / top))
+    return server
+
+
+def on_pre_build(config):
+    if _ROOT:
+        from coursetools.site import serve
+
+        serve.on_save(Path(_ROOT), Path(os.environ[serve.OUT_ENV]))
 
 _CODE = re.compile(r"<code>([^<]*)</code>")
 _CHART = re.compile(r'<p>(<img alt="[^"]*" src="figures/[^"]+\.svg" />)</p>')
