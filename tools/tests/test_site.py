@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from coursetools.site import browser as site_browser
 from coursetools.site import build as site_build
+from coursetools.site import links
 from coursetools.sources.manifest import Lesson
 
 LESSON = Lesson(
@@ -36,7 +37,7 @@ def test_links_are_rewritten_for_the_site():
         "[`x.cu`, lines 3\u20135](x.cu#L3-L5) [r](../../research/REVIEW-PROCESS.md) "
         "[d](../day24_reduction/README.md) [web](https://example.org/a)"
     )
-    out = site_build._rewrite_links(text, LESSON, ["x.cu"])
+    out = links.rewrite(text, ["x.cu"])
     assert "](source.md#__codelineno-0-3)" in out
     assert "](../research/REVIEW-PROCESS.md)" in out
     assert "](../day24_reduction/index.md)" in out
@@ -72,10 +73,8 @@ def test_a_broken_link_or_anchor_in_the_built_site_is_named(tmp_path):
 
 
 def test_header_links_go_to_the_headers_site_page_and_line():
-    from coursetools.site import build
-    lesson = type("L", (), {})()
     text = "[`common/course/launch.cuh`, lines 12–30](../../common/course/launch.cuh#L12-L30) and [x](a.cu#L5-L9)"
-    out = build._rewrite_links(text, lesson, ["b.cu", "a.cu"])
+    out = links.rewrite(text, ["b.cu", "a.cu"])
     assert "(../header/course-launch.md#__codelineno-0-12)" in out
     assert "(source.md#__codelineno-1-5)" in out
 

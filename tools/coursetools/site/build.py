@@ -23,6 +23,7 @@ from ..fsutil import ensure_owned_folder, read_source, replace_tree, write_atomi
 from ..sources import manifest, snippets, standalone
 from ..pages.rows import provenance_text
 from . import explorer
+from .links import front_matter, header_page
 
 
 SITE_NAME = "CUDA, day by day"
@@ -98,41 +99,6 @@ TYPED_BOX = re.compile(r"^[ \t]*(?:!!!|\?\?\?\+?)[^\n]*\bverified\b|class\s*=\s*
 
 
 
-
-
-LINK_RE = re.compile(r"\]\((?P<target>[^)\s]+)\)")
-
-
-def header_page(rel: str) -> str:
-    """The site page of a header file: common/course/launch.cuh ->
-    header/course-launch.md."""
-    return "header/" + rel[len("common/"):].replace("/", "-").removesuffix(".cuh") + ".md"
-
-
-def _rewrite_links(text: str, lesson: manifest.Lesson, sources: list[str]) -> str:
-    """Links as the site has them: a snippet's source lines to the line on
-    the lesson's source page or the header's page (pymdownx's line anchors,
-    one numbering per code block), a research note or another day to its
-    page there."""
-    def fix(m: re.Match) -> str:
-        target = m.group("target")
-        if re.match(r"^[a-z]+:", target) or target.startswith("#"):
-            return m.group(0)
-        path, _, anchor = target.partition("#")
-        line = re.match(r"L(\d+)", anchor)
-        if path in sources:  # a snippet's source link: to the source page, that line
-            block = sources.index(path)
-            return f"](source.md#__codelineno-{block}-{line.group(1)})" if line else "](source.md)"
-        if path.startswith("../../common/"):
-            page = "../" + header_page(path[len("../../"):])
-            return f"]({page}#__codelineno-0-{line.group(1)})" if line else f"]({page})"
-        if path.startswith("../../research/"):
-            path = "../research/" + path[len("../../research/"):]
-        elif re.match(r"^\.\./day\d+[^/]*/README\.md$", path):
-            path = path.replace("README.md", "index.md")
-        return f"]({path}{'#' + anchor if anchor else ''})"
-
-    return LINK_RE.sub(fix, text)
 
 
 def _admonitions(text: str, provenance: str | None) -> str:
@@ -274,7 +240,10 @@ def collect(lessons, standalone_dir: Path, states: dict | None = None) -> dict[s
         sources = [os.path.basename(s) for s in l.sources]
         st = states[l.target]
         prov = provenance_text(st.records, st.entry) if st.valid else None
-        page = _fold_long_blocks(_admonitions(_rewrite_links(page, l, sources), prov))
+        # The links are the site's hook's to rewrite, as MkDocs reads the
+        # page (links.py); the page says which source files its snippets
+        # name, in front matter MkDocs takes off before anything else.
+        page = front_matter(sources) + _fold_long_blocks(_admonitions(page, prov))
         # a snippet's heading names its file, not the path a phone cannot fit
         page = re.sub(r"\[`lessons/[^/`]+/([^`/]+)`, lines", r"[`\1`, lines", page)
         alone = standalone_dir / f"{l.target}.cu"
@@ -335,7 +304,10 @@ def prepare(out: Path, work: Path | None = None, in_place: bool = False, serving
         box = problems_box(problems)
         for name, text in list(files.items()):
             if name.endswith(".md") and isinstance(text, str):
-                files[name] = box + text
+                # after a lesson page's front matter, which must open the file
+                head = re.match(r"---\n.*?\n---\n\n", text, re.S) if text.startswith("---\n") else None
+                cut = head.end() if head else 0
+                files[name] = text[:cut] + box + text[cut:]
     files["hooks.py"] = asset("hooks.py")
     nav: list = [{"Course": "index.md"}]
     for l in lessons:
@@ -369,6 +341,14 @@ def _sync(work: Path, files: dict[str, str | bytes]) -> None:
             path.unlink()
 
 
+def hook_environment(**extra: str) -> dict:
+    """MkDocs' environment: the site's hook imports the course's tools
+    (links.py), from this very tree."""
+    tools = str(Path(__file__).resolve().parents[2])
+    old = os.environ.get("PYTHONPATH")
+    return {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONPATH": tools + (os.pathsep + old if old else ""), **extra}
+
+
 def mkdocs_binary() -> Path:
     mkdocs = Path(sys.prefix) / "bin" / "mkdocs"
     if not mkdocs.exists():
@@ -385,7 +365,7 @@ def build(out: Path) -> int:
     if not mkdocs.exists():
         raise UsageError("site: mkdocs is not installed; the configure step installs it into build/venv")
     proc = subprocess.run([str(mkdocs), "build", "--strict", "--quiet", "-f", str(work / "mkdocs.yml")],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, env=hook_environment())
     if proc.returncode != 0:
         said = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
         raise CourseError([f"site: mkdocs: {line}" for line in said[-20:]]

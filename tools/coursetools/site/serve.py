@@ -165,9 +165,7 @@ def serve(port: int, out: Path) -> int:
     # --dirty: MkDocs rebuilds only the pages that changed (the site build
     # proper, strict and whole, is `course site build`).
     cmd = [str(mkdocs), "serve", "-f", str(config), "-a", f"127.0.0.1:{port}", "--dirty"]
-    tools = str(Path(__file__).resolve().parents[2])
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", ROOT_ENV: str(root), OUT_ENV: str(out),
-           "PYTHONPATH": tools + (os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else "")}
+    env = site_build.hook_environment(**{ROOT_ENV: str(root), OUT_ENV: str(out)})
     server = subprocess.Popen(cmd, stdout=sys.stdout, stderr=sys.stderr, env=env)
     # The address once the port answers, not before: MkDocs builds the
     # whole site first, which takes minutes on a loaded machine.

@@ -1,6 +1,7 @@
 """MkDocs' hook: inline code (not code blocks) gets each token in a span that
 never breaks, so a long command wraps only between its words; a paragraph
-that is only a chart gets the class the CSS scrolls. Under `course serve`
+that is only a chart gets the class the CSS scrolls; a lesson's links are
+rewritten for the site (coursetools/site/links.py). Under `course serve`
 (which names the repository in COURSE_SERVE_ROOT) MkDocs' own watcher also
 watches the course's sources, and before each rebuild the course renders
 what changed (coursetools/site/serve.py, on_save)."""
@@ -10,6 +11,17 @@ import re
 from pathlib import Path
 
 _ROOT = os.environ.get("COURSE_SERVE_ROOT")
+
+
+def on_page_markdown(markdown, page, config, files):
+    # A lesson's page (its front matter names its sources): links as the
+    # site has them.
+    sources = page.meta.get("course_sources")
+    if isinstance(sources, list):
+        from coursetools.site import links
+
+        return links.rewrite(markdown, [str(s) for s in sources])
+    return markdown
 
 
 def on_serve(server, config, builder):
