@@ -168,3 +168,10 @@ def test_serve_waits_for_the_port_and_gives_up_when_the_server_ends():
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
     assert serve.wait_for_port(port, gone) is False
+
+
+def test_a_page_too_tall_names_its_tallest_sections():
+    check = {"height": 1000, "sections": [{"title": "A", "top": 0}, {"title": "B", "top": 100},
+                                          {"title": "C", "top": 700}]}
+    assert site_browser.tallest_sections(check) == [("B", 600), ("C", 300), ("A", 100)]
+    assert site_browser.tallest_sections({"height": 5}) == []

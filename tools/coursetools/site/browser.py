@@ -203,6 +203,15 @@ MAX_SHOT_PX = 16000
 MAX_PHONE_PAGE_PX = 24000
 
 
+def tallest_sections(check: dict) -> list[tuple[str, int]]:
+    """The page's sections (h2 and h3) by height, tallest first, from the
+    layout check's section tops and the page's height."""
+    secs = [(str(s.get("title", "")), float(s.get("top", 0))) for s in check.get("sections") or []
+            if isinstance(s, dict)]
+    ends = [top for _, top in secs[1:]] + [float(check.get("height", 0))]
+    return sorted(((t, int(end - top)) for (t, top), end in zip(secs, ends)), key=lambda x: -x[1])
+
+
 def _at(base: str, url: str, width: int, height: int) -> tuple[list[str], str]:
     """The Chromium arguments and the address that show `url` `width` CSS
     pixels wide."""
@@ -239,8 +248,9 @@ def _layout_and_screenshots(chromium: str, base: str, site: Path, lesson, shots:
         if check["width"] > width:
             problems.append(f"the page is {check['width']} px wide at a {width} px window")
         if width < 500 and int(check["height"]) > MAX_PHONE_PAGE_PX:
+            tallest = ", ".join(f"{t} ({h:,} px)" for t, h in tallest_sections(check)[:3])
             problems.append(f"the page is {int(check['height']):,} px tall at {width} px (at most "
-                            f"{MAX_PHONE_PAGE_PX:,}: fold its long tables and outputs)")
+                            f"{MAX_PHONE_PAGE_PX:,}: fold its long tables and outputs; tallest: {tallest})")
         problems += chart_problems(check, site / name / "index.html", width)
         if not lesson.info.screenshot:
             continue

@@ -1,6 +1,7 @@
 // For the browser test: with #course-check in the address, the page
 // writes into the DOM which code blocks and tables overflow their box
-// (content cut off or hidden behind a scroll bar) and its full height.
+// (content cut off or hidden behind a scroll bar), its full height and
+// where each section begins.
 // Long tables, code and output fold on a narrow screen (site/build.py).
 var FOLD_BELOW_PX = 700;
 document.addEventListener("DOMContentLoaded", function () {
@@ -26,9 +27,15 @@ window.addEventListener("load", function () {
       charts.push({src: img.getAttribute("src"), shown: img.getBoundingClientRect().width});
     }
   });
+  // where each section starts, so a page too tall names its tallest sections
+  var sections = [];
+  document.querySelectorAll(".md-content h2, .md-content h3").forEach(function (h) {
+    sections.push({title: h.textContent.replace(/\u00b6$/, "").trim(), top: h.getBoundingClientRect().top + window.scrollY});
+  });
   var out = document.createElement("pre");
   out.id = "course-check";
-  out.textContent = JSON.stringify({cut: cut, charts: charts, height: document.documentElement.scrollHeight,
+  out.textContent = JSON.stringify({cut: cut, charts: charts, sections: sections,
+                                    height: document.documentElement.scrollHeight,
                                     width: document.documentElement.scrollWidth});
   if (window.parent !== window) window.parent.postMessage(out.textContent, "*");  // the test's narrow frame
   document.body.appendChild(out);
