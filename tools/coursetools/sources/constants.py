@@ -23,12 +23,10 @@ class NoSuchConstant(LookupError):
 
 @functools.lru_cache(maxsize=64)
 def _lexed(text: str) -> tuple[str, list[str]]:
-    """A source's text with its comments out (their newlines kept: a
-    #define a comment holds is not the program's), and its code tokens;
-    by text, so a page asking for many constants lexes each file once."""
-    code = "".join(t.text if t.kind not in ("line_comment", "block_comment") else "\n" * t.text.count("\n")
-                   for t in cpplex.tokens(text))
-    return code, cpplex.code_tokens(text)
+    """A source's code without its comments (a #define a comment holds is
+    not the program's) and its code tokens; by text, so a page asking for
+    many constants lexes each file once."""
+    return cpplex.without_comments(text), cpplex.code_tokens(text)
 
 
 def source_constant(lesson: Lesson, name: str) -> str:

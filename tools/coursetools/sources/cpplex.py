@@ -18,6 +18,7 @@ never the reverse.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import NamedTuple
 
@@ -98,6 +99,14 @@ class Splice(ValueError):
     def __init__(self, line: int, col: int, what: str):
         super().__init__(what)
         self.line, self.col = line, col
+
+
+@functools.lru_cache(maxsize=64)  # by text: a state check reads every lesson's files again
+def without_comments(text: str) -> str:
+    """`text` with each comment replaced by the newlines it held, so that
+    what is left is the code, on the lines it was on."""
+    return "".join(t.text if t.kind not in ("line_comment", "block_comment") else "\n" * t.text.count("\n")
+                   for t in tokens(text))
 
 
 def _splice_problem(kind: str, tok: str) -> str | None:

@@ -87,8 +87,7 @@ def includes_of(rel: str, text: str, root: Path) -> list[str]:
     (not remembered: where an include resolves depends on which files
     exist, which a long-lived reader such as serve sees change)."""
     found = []
-    code = "".join(t.text if t.kind not in ("line_comment", "block_comment") else "\n" * t.text.count("\n")
-                   for t in cpplex.tokens(text))
+    code = cpplex.without_comments(text)
     for rx, why in ((UNFOLLOWED_RE, "reads a file the sources digest cannot follow; include it with #include"),
                     (LINE_RE, "makes the program depend on line numbers, which a comment edit changes")):
         hit = rx.search(code)
