@@ -3,8 +3,8 @@ author edits.
 
 It renders every page (as `course render` does: each lesson's README.md
 and figures, the snippets read afresh from the sources), writes the site's
-sources into build/site-src, and runs MkDocs' own server (`mkdocs serve`,
-live reload on) over them. MkDocs' own watcher watches lessons/, common/
+sources into build/site-src, and runs MkDocs' own server (as `mkdocs serve` does,
+live reload on; live.py) over them. MkDocs' own watcher watches lessons/, common/
 and research/ too (the site's hook, assets/hooks.py, adds them when
 serve starts it): before each of its rebuilds the hook asks `on_save`
 which watched files changed since the last render, renders the pages
@@ -78,7 +78,7 @@ def refresh_state() -> None:
         raise CourseError((proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["evidence state failed"])
 
 
-def rebuild(out: Path, changed: set[str] | None = None) -> bool:
+def rebuild(out: Path, changed: set[str] | None = None, quiet: bool = False) -> bool:
     """Render the pages a change can alter and rewrite the site's sources;
     False (the problems printed) where a template or a source is wrong."""
     from ..pages import render
@@ -112,7 +112,8 @@ def rebuild(out: Path, changed: set[str] | None = None) -> bool:
             pass  # the site's own sources are what failed: the terminal has said so
         return False
     names = ", ".join(str(p.relative_to(manifest.ROOT)) for p in changed) or "no page changed"
-    print(f"serve: rendered ({names})", flush=True)
+    if not quiet or changed:
+        print(f"serve: rendered ({names})", flush=True)
     return True
 
 
@@ -143,17 +144,28 @@ def on_save(root: Path, out: Path) -> None:
         before = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         before = None  # unknown: render everything
+    global _warm
     now = snapshot(root)
     if before is not None and now == before:
+        if not _warm:
+            # MkDocs' first build, of what serve has just rendered: render
+            # once more here, writing nothing new, so that the first save
+            # finds the records read, the templates compiled and the
+            # verdicts remembered in this process (0.7 s sooner).
+            _warm = True
+            rebuild(out, quiet=True)
         return
     write_atomic(path, json.dumps(now))
     rebuild(out, touched(before, now) if isinstance(before, dict) else None)
 
 
+_warm = False  # whether this process has rendered once (on_save)
+
+
 def serve(port: int, out: Path) -> int:
     if not 1 <= port <= 65535:
         raise UsageError(f"--port {port} is not a port number (1 to 65535)")
-    mkdocs = site_build.mkdocs_binary()
+    site_build.mkdocs_binary()  # installed, or the configure step's advice
     # The files as they were before the first render: a save made while it
     # renders, while MkDocs builds, or as the address is printed is a change
     # the hook's first look finds.
@@ -162,9 +174,10 @@ def serve(port: int, out: Path) -> int:
     if not rebuild(out):
         raise CourseError("serve: the pages do not render; nothing to serve")
     config = site_build.prepare(out, in_place=True, serving=True)
-    # --dirty: MkDocs rebuilds only the pages that changed (the site build
-    # proper, strict and whole, is `course site build`).
-    cmd = [str(mkdocs), "serve", "-f", str(config), "-a", f"127.0.0.1:{port}", "--dirty"]
+    # MkDocs' server as `mkdocs serve --dirty` starts it, its watcher looking
+    # more often (live.py); dirty: only the pages that changed are rebuilt
+    # (the site build proper, strict and whole, is `course site build`).
+    cmd = [sys.executable, "-m", "coursetools.site.live", str(config), str(port)]
     env = site_build.hook_environment(**{ROOT_ENV: str(root), OUT_ENV: str(out)})
     server = subprocess.Popen(cmd, stdout=sys.stdout, stderr=sys.stderr, env=env)
     # The address once the port answers, not before: MkDocs builds the
