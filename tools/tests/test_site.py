@@ -175,3 +175,19 @@ def test_a_page_too_tall_names_its_tallest_sections():
                                           {"title": "C", "top": 700}]}
     assert site_browser.tallest_sections(check) == [("B", 600), ("C", 300), ("A", 100)]
     assert site_browser.tallest_sections({"height": 5}) == []
+
+
+def test_a_section_folds_after_its_first_paragraph_of_prose_and_keeps_its_charts():
+    page = "\n".join([
+        "# Day", "", "Intro.", "", "### Step one", "", "[`a.cu`, lines 1–3](a.cu#L1-L3)", "",
+        '???+ fold "The code, 20 lines"', "", "    ```cuda", "    x", "    ```", "",
+        "The first words of the step.", "", "| a | b |", "| --- | --- |", "| 1 | 2 |", "",
+        "More words", "over", "several", "lines", "here.", "", "![A chart](figures/c.svg)", "",
+        "Short.", "", "## Next", "", "Text.", ""])
+    out = site_build._fold_sections(page)
+    before, _, after = out.partition('???+ more "More of Step one"')
+    assert "The first words of the step." in before and '???+ fold "The code' in before  # kept, in order
+    folded, _, rest = after.partition("![A chart](figures/c.svg)")
+    assert "    | a | b |" in folded and "    More words" in folded  # the rest, indented into the fold
+    assert "Short." in rest and "More of Short" not in rest  # too short to fold
+    assert "## Next" in out and 'More of Next' not in out

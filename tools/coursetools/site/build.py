@@ -164,6 +164,100 @@ def _fold_long_blocks(page: str) -> str:
     return "\n".join(out)
 
 
+# On a phone a section's first paragraph says what the section is about;
+# the rest of it (its tables, code and the prose that reads them) folds
+# into a block titled with the section's name, open on a wide screen, where
+# its title is hidden and the page reads as written (course.css), and
+# closed on a narrow one (course.js). A chart stays out of the fold: it is
+# what a phone's reader scrolls for, and the layout check measures its
+# labels as shown. A rest shorter than this many lines stays as it is.
+FOLD_SECTION_LINES = 6
+_CHART_LINE = re.compile(r"^!\[[^\]]*\]\(figures/[^)]+\.svg\)\s*$")
+
+
+def _blocks(lines: list[str]) -> list[list[str]]:
+    """Markdown blocks, blank lines kept with the block before: a
+    paragraph or table up to a blank line, a fence to its close, a folded
+    or admonition block with all its indented lines."""
+    out: list[list[str]] = []
+    i = 0
+    while i < len(lines):
+        start = i
+        line = lines[i]
+        fence = re.match(r"^(`{3,}|~{3,})", line)
+        if fence:
+            i += 1
+            while i < len(lines) and not (lines[i].startswith(fence.group(1)) and not lines[i].strip("`~")):
+                i += 1
+            i += 1
+        elif re.match(r"^(\?\?\?\+?|!!!) ", line):
+            i += 1
+            while i < len(lines) and (not lines[i].strip() or lines[i].startswith("    ")):
+                i += 1
+        else:
+            while i < len(lines) and lines[i].strip():
+                i += 1
+        while i < len(lines) and not lines[i].strip():
+            i += 1
+        out.append(lines[start:max(i, start + 1)])
+        i = max(i, start + 1)
+    return out
+
+
+def _prose(block: list[str]) -> bool:
+    """A paragraph of the page's own words: not code, a fold, a table, a
+    chart, a heading or a snippet's source link."""
+    first = block[0].lstrip()
+    return bool(first) and not re.match(r"^(`{3}|~{3}|\?\?\?|!!!|\||!\[|#|\[`|<)", first)
+
+
+def _fold_sections(page: str) -> str:
+    lines = page.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        out.append(line)
+        i += 1
+        heading = re.match(r"^#{2,3} (.+)$", line)
+        if not heading:
+            continue
+        title = re.sub(r"[`*\\\"]", "", heading.group(1)).strip()
+        j, fence = i, None  # the section: up to the next heading of level two or three, outside code
+        while j < len(lines):
+            m = re.match(r"^\s*(`{3,}|~{3,})", lines[j])
+            if m and fence is None:
+                fence = m.group(1)
+            elif m and fence and lines[j].strip().startswith(fence):
+                fence = None
+            elif fence is None and re.match(r"^#{2,3} ", lines[j]):
+                break
+            j += 1
+        blocks = _blocks(lines[i:j])
+        # what stays: everything up to and with the section's first paragraph of prose
+        k = next((n + 1 for n, b in enumerate(blocks) if _prose(b)), len(blocks))
+        for b in blocks[:k]:
+            out += b
+        run: list[str] = []
+
+        def flush():
+            if sum(1 for l in run if l.strip()) >= FOLD_SECTION_LINES:
+                out.extend(["", f'???+ more "More of {title}"', ""] + ["    " + l if l.strip() else "" for l in run] + [""])
+            else:
+                out.extend(run)
+            run.clear()
+
+        for b in blocks[k:]:
+            if any(_CHART_LINE.match(l) for l in b):
+                flush()
+                out.extend(b)
+            else:
+                run.extend(b)
+        flush()
+        i = j
+    return "\n".join(out)
+
+
 def _fenced_code(code: str) -> str:
     """A whole file as one code block no line of it can close: the fence is
     longer than any run of backticks in the file (a comment holding a
@@ -243,7 +337,7 @@ def collect(lessons, standalone_dir: Path, states: dict | None = None) -> dict[s
         # The links are the site's hook's to rewrite, as MkDocs reads the
         # page (links.py); the page says which source files its snippets
         # name, in front matter MkDocs takes off before anything else.
-        page = front_matter(sources) + _fold_long_blocks(_admonitions(page, prov))
+        page = front_matter(sources) + _fold_sections(_fold_long_blocks(_admonitions(page, prov)))
         # a snippet's heading names its file, not the path a phone cannot fit
         page = re.sub(r"\[`lessons/[^/`]+/([^`/]+)`, lines", r"[`\1`, lines", page)
         alone = standalone_dir / f"{l.target}.cu"

@@ -2,11 +2,12 @@
 // writes into the DOM which code blocks and tables overflow their box
 // (content cut off or hidden behind a scroll bar), its full height and
 // where each section begins.
-// Long tables, code and output fold on a narrow screen (site/build.py).
+// Long tables, code and output, and the rest of each section after its
+// first paragraph, fold on a narrow screen (site/build.py).
 var FOLD_BELOW_PX = 700;
 document.addEventListener("DOMContentLoaded", function () {
   if (window.innerWidth >= FOLD_BELOW_PX) return;
-  document.querySelectorAll("details.fold").forEach(function (d) { d.open = false; });
+  document.querySelectorAll("details.fold, details.more").forEach(function (d) { d.open = false; });
 });
 window.addEventListener("load", function () {
   if (location.hash !== "#course-check") return;
