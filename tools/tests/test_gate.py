@@ -185,7 +185,7 @@ def test_a_lesson_toml_sentence_is_checked_as_prose(in_tmp, monkeypatch):
            "toolchain": {"nvcc": "13.0"}, "git": {"commit": "abcdef1234567"}}
     entry = {"promoted_by": "R", "principal": "r@x", "promoted_at": "2026-12-01"}
     page = page_api.Page(lesson, [], ev_state.fixture(lesson, entry=entry, records=rec))
-    marks._issued.clear()
+    marks.forget_marks()
     text = marks.resolve_marks(page.expected_output())
     problems = check(text)
     assert any("7.9" in p for p in problems) and any("3.5" in p for p in problems)
@@ -196,7 +196,7 @@ def test_a_helper_label_cannot_close_its_code_span(in_tmp, monkeypatch):
     monkeypatch.setattr(page_api.sass if hasattr(page_api, "sass") else __import__("coursetools.binaries.sass",
                         fromlist=["x"]), "excerpt", lambda binary, kernel, n, show=None: ["LDG.E.128 R4, [R2]"])
     page = page_api.Page(lesson, [], ev_state.fixture(lesson, [], entry=None, state="unverified"))
-    marks._issued.clear()
+    marks.forget_marks()
     out = marks.resolve_marks(page.sass("_Z1kv", "k` **PDL is 7.9 us faster** `"))
     assert "**PDL is 7.9 us faster**" not in out.replace("``", "").split("`")[0::2][0]
     assert check(out), "the label's number must be seen by the prose check"

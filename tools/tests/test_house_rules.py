@@ -191,3 +191,18 @@ def test_every_file_a_comment_or_a_document_names_exists():
                 if not (root / path).exists():
                     missing.append(f"{rel}:{n}: {path}")
     assert not missing, "named but missing:\n" + "\n".join(missing)
+
+
+def test_no_module_imports_another_modules_private_name():
+    """A name with a leading underscore is its module's own: another module
+    that needs it needs a public name for it."""
+    import ast
+
+    tools = manifest.ROOT / "tools" / "coursetools"
+    found = []
+    for path in sorted(tools.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module != "__future__":
+                found += [f"{path.relative_to(tools)}: {a.name}" for a in node.names
+                          if a.name.startswith("_") and not a.name.startswith("__")]
+    assert found == [], found

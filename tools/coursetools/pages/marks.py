@@ -22,6 +22,12 @@ _issued: dict[str, str] = {}
 TOKEN_RE = re.compile(re.escape(MARK_OPEN) + r"([0-9a-f]{20})" + re.escape(MARK_CLOSE))
 
 
+def forget_marks() -> None:
+    """Forgets every helper output marked so far: a page's render starts
+    with none of another page's."""
+    _issued.clear()
+
+
 def mark(text) -> str:
     token = secrets.token_hex(10)
     _issued[token] = str(text)

@@ -26,10 +26,10 @@ from ..sources import manifest, snippets
 from ..sources.manifest import Lesson
 from . import gpus, verdicts
 from .figures import FIGURE_RE, FIGURES
-from .marks import MARK_CLOSE, MARK_OPEN, TemplateProblem, UnknownSnippet, _issued, resolve_marks, unmark
+from .marks import MARK_CLOSE, MARK_OPEN, TemplateProblem, UnknownSnippet, forget_marks, resolve_marks, unmark
 from .page import LessonView, Page
 from .rows import UNMEASURED, UNVERIFIED_NOTICE
-from .sandbox import MAX_PAGE_CHARS, RENDER_SECONDS, _time_limit, environment
+from .sandbox import MAX_PAGE_CHARS, RENDER_SECONDS, environment, time_limit
 
 
 TEMPLATE = "README.md.j2"
@@ -89,11 +89,11 @@ def render_lesson(lesson: Lesson, keep_marks: bool = False,
     if diags:
         return {}, diags, state
 
-    _issued.clear()
+    forget_marks()
     page = Page(lesson, found, state)
     try:
         # Compiling and rendering, both under the one time and memory limit.
-        with _time_limit(RENDER_SECONDS):
+        with time_limit(RENDER_SECONDS):
             try:
                 tmpl = environment(lesson.path).get_template(TEMPLATE)
             except (SyntaxError, OverflowError) as e:  # Python could not compile what Jinja made of it

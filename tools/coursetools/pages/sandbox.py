@@ -57,7 +57,7 @@ RENDER_MEMORY_BYTES = 3 * 2**30
 
 
 @contextlib.contextmanager
-def _time_limit(seconds: int):
+def time_limit(seconds: int):
     """TemplateProblem when the block has used `seconds` of this process's
     CPU time (ITIMER_PROF: user and system time, as getrusage counts it;
     main thread only, where signals are delivered; elsewhere, no limit)."""
