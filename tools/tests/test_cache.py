@@ -82,3 +82,11 @@ def test_a_record_is_read_without_the_strict_checks_only_while_its_bytes_are_tho
                               verified_sha={ev_state._rel(path): hashlib.sha256(raw).hexdigest()})
     with pytest.raises(EvidenceError):
         st.records  # other bytes: the strict reader, which refuses them
+
+
+def test_a_memo_entry_that_is_not_a_verdict_is_computed_again():
+    good = verdicts._verdict_to(cmp.verdict([1.0, 1.1] * 10, [1.2, 1.3] * 10))
+    assert verdicts._verdict_from(good) is not None
+    for bad in (None, [], "x", good[:5], ["fastest"] + good[1:], [good[0], "1.0"] + good[2:],
+                good[:4] + [[1, 2], good[5]], good[:4] + [good[4], ["a"] * 6]):
+        assert verdicts._verdict_from(bad) is None

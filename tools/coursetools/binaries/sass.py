@@ -90,8 +90,9 @@ def dump(binary: Path) -> dict[str, list[str]]:
     memo = cache.Memo("sass", cache.version_of(Path(__file__)), max_items=16)
     key, sha = display_path(binary), hashlib.sha256(Path(binary).read_bytes()).hexdigest()
     saved = memo.get(key)  # [sha256, functions]: the binary last read at this path
-    if isinstance(saved, list) and len(saved) == 2 and saved[0] == sha and isinstance(saved[1], dict):
-        return saved[1]
+    if isinstance(saved, list) and len(saved) == 2 and saved[0] == sha and isinstance(saved[1], dict) \
+            and all(isinstance(v, list) and all(isinstance(i, str) for i in v) for v in saved[1].values()):
+        return saved[1]  # else not a dump (a memo written by other code, or by hand): read again
     functions = _dump_now(binary)
     memo.put(key, [sha, functions])
     memo.save()

@@ -58,9 +58,19 @@ def _verdict_to(v: cmp.Verdict) -> list:
     return [v.word, v.ratio, v.low, v.high, _summary_to(v.a), _summary_to(v.b)]
 
 
-def _verdict_from(x: list) -> cmp.Verdict:
-    word, ratio, low, high, a, b = x
-    return cmp.Verdict(word, ratio, low, high, cmp.Summary(*a), cmp.Summary(*b))
+def _verdict_from(x) -> cmp.Verdict | None:
+    """A remembered verdict, or None where the entry is not one (a memo
+    written by other code, or by hand): then it is computed again."""
+    try:
+        word, ratio, low, high, a, b = x
+        if word not in cmp.WORDS or not all(isinstance(v, float) for v in (ratio, low, high)):
+            return None
+        sa, sb = cmp.Summary(*a), cmp.Summary(*b)
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (*a, *b)):
+            return None
+        return cmp.Verdict(word, ratio, low, high, sa, sb)
+    except (TypeError, ValueError):
+        return None
 
 TWIN = rule_rows.TWIN
 
@@ -238,9 +248,9 @@ class PageVerdicts:
             # digest, are computed every time).
             ka, kb = self._row_keys.get(id(sa)), self._row_keys.get(id(sb))
             memo_key = f"{ka}|{kb}" if ka and kb else None
-            saved = _MEMO.get(memo_key) if memo_key else None
+            saved = _verdict_from(_MEMO.get(memo_key)) if memo_key else None
             if saved is not None:
-                self._verdicts[key] = _verdict_from(saved)
+                self._verdicts[key] = saved
             else:
                 v = cmp.verdict_of(self._prepared(sa), self._prepared(sb))
                 self._verdicts[key] = v
