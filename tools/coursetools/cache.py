@@ -57,6 +57,7 @@ class Memo:
 
     def save(self) -> None:
         if self._added:
+            # in the order put, oldest first: what MAX_ITEMS drops first
             write_atomic(self.path, json.dumps({"schema": SCHEMA, "version": self.version, "items": self._items},
-                                               sort_keys=True, separators=(",", ":")) + "\n")
+                                               separators=(",", ":")) + "\n")
             self._added = False

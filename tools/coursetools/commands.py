@@ -172,7 +172,8 @@ def cmd_check(args) -> int:
     # The evidence's state as the build writes it (after a configure or an
     # edit the file is older than what it covers): an author's check of a
     # day with no record yet is not a question of stale evidence.
-    ev_state.write(verify.lesson_states(lessons), lessons)
+    covers = ev_state.fingerprint(lessons, manifest.build_dir())
+    ev_state.write(verify.lesson_states(lessons), lessons, covers=covers)
     found, diags = snippets.extract([str(manifest.ROOT / s) for s in (*lesson.sources,
                                                                        *manifest.header_files(manifest.ROOT))],
                                     manifest.ROOT, lesson.target)
@@ -262,7 +263,8 @@ def cmd_state(args) -> int:
     lessons = manifest.load()
     out = Path(args.output)
     check_no_links_between(out, manifest.ROOT) if manifest.ROOT in out.resolve().parents else None
-    path = state.write(verify.lesson_states(lessons), lessons, out)
+    covers = state.fingerprint(lessons, manifest.build_dir())  # before verify reads anything
+    path = state.write(verify.lesson_states(lessons), lessons, out, covers=covers)
     print(f"state: {display_path(path)}: {len(lessons)} lesson(s)")
     return EXIT_OK
 

@@ -90,3 +90,15 @@ def test_a_memo_entry_that_is_not_a_verdict_is_computed_again():
     for bad in (None, [], "x", good[:5], ["fastest"] + good[1:], [good[0], "1.0"] + good[2:],
                 good[:4] + [[1, 2], good[5]], good[:4] + [good[4], ["a"] * 6]):
         assert verdicts._verdict_from(bad) is None
+
+
+def test_the_state_is_not_written_for_files_that_changed_while_they_were_verified(tmp_path, monkeypatch):
+    from coursetools.errors import EvidenceError
+    from coursetools.evidence import state as ev_state
+
+    calls = iter([{"files": {"a": "1"}, "sources": {}}, {"files": {"a": "2"}, "sources": {}}])
+    monkeypatch.setattr(ev_state, "fingerprint", lambda lessons, build: next(calls))
+    covers = ev_state.fingerprint([], tmp_path)  # before verify
+    with pytest.raises(EvidenceError):
+        ev_state.write([], [], tmp_path / "state.json", covers=covers)  # after: another record
+    assert not (tmp_path / "state.json").exists()

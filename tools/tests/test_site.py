@@ -191,3 +191,37 @@ def test_a_section_folds_after_its_first_paragraph_of_prose_and_keeps_its_charts
     assert "    | a | b |" in folded and "    More words" in folded  # the rest, indented into the fold
     assert "Short." in rest and "More of Short" not in rest  # too short to fold
     assert "## Next" in out and 'More of Next' not in out
+
+
+def _shown(page: str) -> str:
+    """The HTML a page makes, without the folds' own tags and titles, in
+    one line: what a reader sees once every fold is open."""
+    import re
+
+    import markdown
+
+    html = markdown.markdown(page, extensions=["admonition", "pymdownx.details", "tables", "toc",
+                                               "pymdownx.highlight", "pymdownx.superfences"])
+    html = re.sub(r"<summary>.*?</summary>|</?details[^>]*>", "", html, flags=re.S)
+    return re.sub(r"\s+", " ", re.sub(r">\s+<", "><", html)).strip()
+
+
+def test_folding_a_section_changes_nothing_a_reader_sees_once_it_is_open():
+    long = "\n".join(f"Words of line {i}." for i in range(8))
+    tricky = [
+        "Run it:\n```bash\nmake\n\nmake test\n```",
+        "\n\n".join(f"{i}. item {i}" for i in range(1, 10)),
+        "- item\n\n    a continuation\n\n    ```\n    code\n    ```\n\n- another",
+        "<details>\n<summary>x</summary>\n\ninside\n\n</details>",
+        "A line\n\n| a | b |\n| --- | --- |\n" + "\n".join(f"| {i} | {i} |" for i in range(8)),
+        "![A chart](figures/c.svg)",
+    ]
+    for body in tricky:
+        page = "# Day\n\nIntro.\n\n```bash\n## not a heading\n```\n\n## Section\n\nFirst words.\n\n" + body + \
+               "\n\n" + long + "\n\n## Next\n\nText.\n"
+        folded = site_build._fold_sections(page)
+        assert '???+ more "More of Section"' in folded, body
+        assert "More of not a heading" not in folded
+        assert _shown(folded) == _shown(page), body
+        both = site_build._fold_sections(site_build._fold_long_blocks(page))
+        assert _shown(both) == _shown(site_build._fold_long_blocks(page)), body

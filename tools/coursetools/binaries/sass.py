@@ -78,17 +78,25 @@ def kernels_named(fns: dict[str, list[str]], kernel: str) -> list[str]:
     return [m for m, sig in signatures.items() if _base_name(sig) == kernel]
 
 
-@functools.lru_cache(maxsize=8)
+# This module as the process loaded it: what names the memo's dumps.
+_VERSION = cache.version_of(Path(__file__))
+
+
 def dump(binary: Path) -> dict[str, list[str]]:
     """Each function's instructions in a binary's machine code, by mangled
-    name: cuobjdump's, remembered in the build (build/cache/sass.json) by
-    the binary's sha256, so a render runs cuobjdump only for a binary it
-    has not read before."""
+    name: cuobjdump's, remembered in the build (build/cache/sass.json) and
+    in this process by the binary's sha256, so a render runs cuobjdump
+    only for a binary it has not read before, and a rebuilt one is read
+    again."""
     if not Path(binary).exists():
         raise UsageError(f"{display_path(binary)}: not built; build it first (cmake --build build)")
+    return _dump_of(display_path(binary), hashlib.sha256(Path(binary).read_bytes()).hexdigest(), Path(binary))
+
+
+@functools.lru_cache(maxsize=8)
+def _dump_of(key: str, sha: str, binary: Path) -> dict[str, list[str]]:
     # A few binaries' worth (a lesson's dump with CUB in it is half a megabyte).
-    memo = cache.Memo("sass", cache.version_of(Path(__file__)), max_items=16)
-    key, sha = display_path(binary), hashlib.sha256(Path(binary).read_bytes()).hexdigest()
+    memo = cache.Memo("sass", _VERSION, max_items=16)
     saved = memo.get(key)  # [sha256, functions]: the binary last read at this path
     if isinstance(saved, list) and len(saved) == 2 and saved[0] == sha and isinstance(saved[1], dict) \
             and all(isinstance(v, list) and all(isinstance(i, str) for i in v) for v in saved[1].values()):

@@ -145,10 +145,10 @@ def fingerprint(lessons: list[Lesson], build: Path) -> dict:
     }
 
 
-def to_json(states: list[LessonState], lessons: list[Lesson], build: Path) -> str:
+def to_json(states: list[LessonState], lessons: list[Lesson], build: Path, covers: dict | None = None) -> str:
     return json.dumps({
         "schema": SCHEMA,
-        "covers": fingerprint(lessons, build),
+        "covers": covers if covers is not None else fingerprint(lessons, build),
         "lessons": {s.lesson.target: {"state": s.state, "reasons": s.reasons, "entry": s.entry,
                                       "records": s.record_files, "earlier": s.earlier_files} for s in states},
     }, indent=1, sort_keys=True) + "\n"
@@ -198,11 +198,20 @@ def of(lesson: Lesson, path: Path | None = None) -> LessonState:
     return load([lesson], path)[lesson.target]
 
 
-def write(states: list[LessonState], lessons: list[Lesson], path: Path | None = None) -> Path:
+def write(states: list[LessonState], lessons: list[Lesson], path: Path | None = None,
+          covers: dict | None = None) -> Path:
+    """Writes the state. `covers`: the fingerprint taken before the states
+    were verified; where the files have changed since (a record replaced
+    while verify read it), EvidenceError, and nothing is written: the
+    state never vouches for bytes verify did not read."""
     from ..fsutil import write_atomic
 
     path = Path(path or state_path())
-    write_atomic(path, to_json(states, lessons, manifest.build_dir()))
+    now = fingerprint(lessons, manifest.build_dir())
+    if covers is not None and covers != now:
+        raise EvidenceError(Diagnostic(display_path(path), 0, 0, "the evidence or the sources changed while they "
+                                       f"were verified; write it again: {REFRESH}"))
+    write_atomic(path, to_json(states, lessons, manifest.build_dir(), now))
     return path
 
 

@@ -27,7 +27,7 @@ class _LazyMemo:
 
     def _open(self) -> cache.Memo:
         if self._memo is None:
-            self._memo = cache.Memo("verdicts", cache.version_of(Path(cmp.__file__)))
+            self._memo = cache.Memo("verdicts", _RULE_VERSION)
         return self._memo
 
     def get(self, key):
@@ -42,6 +42,9 @@ class _LazyMemo:
             self._memo = None  # the next render reads the file again
 
 
+# The rule as this process loaded it (a long-lived server may outlive an
+# edit of the file): read when this module is imported, after the rule's.
+_RULE_VERSION = cache.version_of(Path(cmp.__file__))
 _MEMO = _LazyMemo()
 
 

@@ -55,6 +55,9 @@ def mkdocs_config(site_dir: Path, nav: list, strict: bool = True) -> dict:
         "extra_css": ["course.css"],
         "extra_javascript": ["course.js"],
         "hooks": ["hooks.py"],
+        # where the hook finds the course's tools (links.py), so that a plain
+        # `mkdocs build -f build/site-src/mkdocs.yml` builds the site too
+        "extra": {"course_tools": str(Path(__file__).resolve().parents[2])},
         "markdown_extensions": ["admonition", "pymdownx.details", "tables", {"toc": {"permalink": True}},
                                 {"pymdownx.highlight": {"anchor_linenums": True}}, "pymdownx.superfences"],
         "validation": {"nav": {"omitted_files": "warn", "not_found": "warn"},
@@ -145,7 +148,7 @@ def _fold_long_blocks(page: str) -> str:
             rows = j - i - 2  # the header and its rule
             columns = line.strip().strip("|").count("|") + 1
             if rows > FOLD_TABLE_ROWS or columns > FOLD_TABLE_COLUMNS:
-                out += [f'???+ fold "A table of {rows} rows"', ""] + ["    " + l for l in lines[i:j]] + [""]
+                out += ["", f'???+ fold "A table of {rows} rows"', ""] + ["    " + l for l in lines[i:j]] + [""]
                 i = j
                 continue
         m = re.match(r"^(`{3,})(text|cuda)\b.*$", line)
@@ -156,7 +159,7 @@ def _fold_long_blocks(page: str) -> str:
             n = j - i - 1
             if j < len(lines) and n > FOLD_CODE_LINES:
                 title = f"The program's output, {n} lines" if m.group(2) == "text" else f"The code, {n} lines"
-                out += [f'???+ fold "{title}"', ""] + ["    " + l if l else "" for l in lines[i:j + 1]] + [""]
+                out += ["", f'???+ fold "{title}"', ""] + ["    " + l if l else "" for l in lines[i:j + 1]] + [""]
                 i = j + 1
                 continue
         out.append(line)
@@ -170,73 +173,111 @@ def _fold_long_blocks(page: str) -> str:
 # its title is hidden and the page reads as written (course.css), and
 # closed on a narrow one (course.js). A chart stays out of the fold: it is
 # what a phone's reader scrolls for, and the layout check measures its
-# labels as shown. A rest shorter than this many lines stays as it is.
+# labels as shown; so does raw HTML, which Markdown reads otherwise inside
+# a fold. A test holds that a fold changes nothing a reader sees open. A rest shorter than this many lines stays as it is.
 FOLD_SECTION_LINES = 6
 _CHART_LINE = re.compile(r"^!\[[^\]]*\]\(figures/[^)]+\.svg\)\s*$")
 
 
-def _blocks(lines: list[str]) -> list[list[str]]:
-    """Markdown blocks, blank lines kept with the block before: a
-    paragraph or table up to a blank line, a fence to its close, a folded
-    or admonition block with all its indented lines."""
-    out: list[list[str]] = []
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_LIST_ITEM = re.compile(r"^ {0,3}([-*+]|\d{1,9}[.)])( |$)")
+_HTML_OPEN = re.compile(r"^ {0,3}<([A-Za-z][A-Za-z0-9-]*)")
+
+
+def _fence_end(lines: list[str], i: int) -> int:
+    """The index after the fence that opens at lines[i] (its closing line
+    included), or len(lines) where it never closes."""
+    mark = _FENCE.match(lines[i]).group(1)
+    i += 1
+    while i < len(lines):
+        m = _FENCE.match(lines[i])
+        if m and m.group(1)[0] == mark[0] and len(m.group(1)) >= len(mark) and not lines[i].strip().strip(mark[0]):
+            return i + 1
+        i += 1
+    return i
+
+
+def _blocks(lines: list[str]) -> list[tuple[str, list[str]]]:
+    """Markdown blocks as (kind, lines), each with the blank lines after it:
+    a fence to its close; a folded or admonition block with its indented
+    lines; a list with every item, its indented continuations and the blank
+    lines between items; an HTML block to its closing tag; a table; a
+    paragraph to a blank line (a fence that opens in it, to its close)."""
+    out: list[tuple[str, list[str]]] = []
     i = 0
     while i < len(lines):
-        start = i
-        line = lines[i]
-        fence = re.match(r"^(`{3,}|~{3,})", line)
-        if fence:
-            i += 1
-            while i < len(lines) and not (lines[i].startswith(fence.group(1)) and not lines[i].strip("`~")):
-                i += 1
-            i += 1
+        start, line = i, lines[i]
+        if _FENCE.match(line):
+            kind, i = "code", _fence_end(lines, i)
         elif re.match(r"^(\?\?\?\+?|!!!) ", line):
-            i += 1
+            kind, i = "fold", i + 1
             while i < len(lines) and (not lines[i].strip() or lines[i].startswith("    ")):
                 i += 1
-        else:
+        elif _LIST_ITEM.match(line):
+            kind, i = "list", i + 1
+            while i < len(lines):
+                if lines[i].strip() and not (lines[i][0] in " \t" or _LIST_ITEM.match(lines[i])):
+                    if not lines[i - 1].strip():
+                        break  # a line at the margin after a blank one: the list has ended
+                if _FENCE.match(lines[i]):
+                    i = _fence_end(lines, i)
+                    continue
+                i += 1
+        elif _HTML_OPEN.match(line):
+            tag = _HTML_OPEN.match(line).group(1).lower()
+            kind, i = "html", i + 1
+            depth = line.lower().count(f"<{tag}") - line.lower().count(f"</{tag}>")
+            while i < len(lines) and depth > 0:
+                depth += lines[i].lower().count(f"<{tag}") - lines[i].lower().count(f"</{tag}>")
+                i += 1
             while i < len(lines) and lines[i].strip():
                 i += 1
+        elif line.lstrip().startswith("|"):
+            kind = "table"
+            while i < len(lines) and lines[i].lstrip().startswith("|"):
+                i += 1
+        elif line.strip():
+            kind = "heading" if re.match(r"^#{1,6} ", line) else "paragraph"
+            i += 1
+            while kind == "paragraph" and i < len(lines) and lines[i].strip():
+                i = _fence_end(lines, i) if _FENCE.match(lines[i]) else i + 1
+        else:
+            kind, i = "blank", i + 1
         while i < len(lines) and not lines[i].strip():
             i += 1
-        out.append(lines[start:max(i, start + 1)])
-        i = max(i, start + 1)
+        out.append((kind, lines[start:i]))
     return out
 
 
-def _prose(block: list[str]) -> bool:
-    """A paragraph of the page's own words: not code, a fold, a table, a
-    chart, a heading or a snippet's source link."""
-    first = block[0].lstrip()
-    return bool(first) and not re.match(r"^(`{3}|~{3}|\?\?\?|!!!|\||!\[|#|\[`|<)", first)
+def _prose(kind: str, block: list[str]) -> bool:
+    """A paragraph of the page's own words: not code, a fold, a list, a
+    table, a chart, HTML, a heading or a snippet's source link."""
+    return kind == "paragraph" and not re.match(r"^\s*(!\[|\[`)", block[0])
 
 
 def _fold_sections(page: str) -> str:
     lines = page.split("\n")
-    out: list[str] = []
+    # headings are lines at the margin outside code: a fence's '## ' is code
+    heading_at = []
     i = 0
     while i < len(lines):
-        line = lines[i]
-        out.append(line)
-        i += 1
-        heading = re.match(r"^#{2,3} (.+)$", line)
-        if not heading:
+        if _FENCE.match(lines[i]):
+            i = _fence_end(lines, i)
             continue
-        title = re.sub(r"[`*\\\"]", "", heading.group(1)).strip()
-        j, fence = i, None  # the section: up to the next heading of level two or three, outside code
-        while j < len(lines):
-            m = re.match(r"^\s*(`{3,}|~{3,})", lines[j])
-            if m and fence is None:
-                fence = m.group(1)
-            elif m and fence and lines[j].strip().startswith(fence):
-                fence = None
-            elif fence is None and re.match(r"^#{2,3} ", lines[j]):
-                break
-            j += 1
-        blocks = _blocks(lines[i:j])
+        if re.match(r"^#{2,3} ", lines[i]):
+            heading_at.append(i)
+        i += 1
+    if not heading_at:
+        return page
+    out = lines[:heading_at[0]]
+    for n, h in enumerate(heading_at):
+        end = heading_at[n + 1] if n + 1 < len(heading_at) else len(lines)
+        out.append(lines[h])
+        title = re.sub(r"[`*\\\"]", "", lines[h].lstrip("#")).strip()
+        blocks = _blocks(lines[h + 1:end])
         # what stays: everything up to and with the section's first paragraph of prose
-        k = next((n + 1 for n, b in enumerate(blocks) if _prose(b)), len(blocks))
-        for b in blocks[:k]:
+        k = next((m + 1 for m, (kind, b) in enumerate(blocks) if _prose(kind, b)), len(blocks))
+        for _, b in blocks[:k]:
             out += b
         run: list[str] = []
 
@@ -247,14 +288,14 @@ def _fold_sections(page: str) -> str:
                 out.extend(run)
             run.clear()
 
-        for b in blocks[k:]:
-            if any(_CHART_LINE.match(l) for l in b):
+        for kind, b in blocks[k:]:
+            # a chart, and raw HTML (which Markdown reads otherwise inside a fold), stay out
+            if kind == "html" or (kind == "paragraph" and any(_CHART_LINE.match(l) for l in b)):
                 flush()
                 out.extend(b)
             else:
                 run.extend(b)
         flush()
-        i = j
     return "\n".join(out)
 
 

@@ -156,7 +156,14 @@ def on_save(root: Path, out: Path) -> None:
             rebuild(out, quiet=True)
         return
     write_atomic(path, json.dumps(now))
-    rebuild(out, touched(before, now) if isinstance(before, dict) else None)
+    try:
+        rebuild(out, touched(before, now) if isinstance(before, dict) else None)
+    except BaseException:
+        # Not a problem rebuild reports (a bug, an interrupt): forget the
+        # snapshot, so the next build renders everything again rather than
+        # leave this change's pages unrendered without a word.
+        path.unlink(missing_ok=True)
+        raise
 
 
 _warm = False  # whether this process has rendered once (on_save)

@@ -45,11 +45,13 @@ def _real(path: Path, dirs: dict[str, str]) -> Path | None:
     head, name = os.path.split(s)
     try:
         if name in ("", ".", "..") or os.path.islink(s):
-            return Path(os.path.realpath(s, strict=False))
+            return path.resolve()
         if head not in dirs:
-            dirs[head] = os.path.realpath(head or ".")
-        return Path(dirs[head]) / name
-    except (OSError, ValueError):
+            # a folder that is not there (a stale depfile's) resolves whole,
+            # as resolve() takes '..' after a missing part
+            dirs[head] = os.path.realpath(head or ".") if os.path.isdir(head or ".") else ""
+        return Path(dirs[head]) / name if dirs[head] else path.resolve()
+    except (OSError, ValueError, RuntimeError):
         return None
 
 
@@ -172,13 +174,14 @@ def compiler_read(lesson_dir: str, target: str, build: Path | None, root: Path) 
         except OSError:
             continue
         for p in _depfile_paths(text):
-            path = _real(Path(p) if Path(p).is_absolute() else (Path(build) / p), dirs)
+            named = Path(p) if Path(p).is_absolute() else (Path(build) / p)
+            path = _real(named, dirs)
             if path is None or _under(path, real_build) is not None:
                 continue  # the build's own output (generated, or a target a depfile names): not a source
             inside = _under(path, real_root)
             if inside is not None:
                 found.add(inside)
-            elif not str(path).startswith(TOOLCHAIN_PREFIXES):
+            elif not str(named).startswith(TOOLCHAIN_PREFIXES):  # as the depfile names it (a toolchain may link elsewhere)
                 raise SourceError(Diagnostic(str(dep), 0, 0, f"the compiler read {p} for {target}, outside the "
                                              "repository and the toolchain: a record cannot vouch for it"))
     return found

@@ -8,6 +8,7 @@ what changed (coursetools/site/serve.py, on_save)."""
 
 import os
 import re
+import sys
 from pathlib import Path
 
 _ROOT = os.environ.get("COURSE_SERVE_ROOT")
@@ -18,6 +19,9 @@ def on_page_markdown(markdown, page, config, files):
     # site has them.
     sources = page.meta.get("course_sources")
     if isinstance(sources, list):
+        tools = (config.get("extra") or {}).get("course_tools")
+        if tools and tools not in sys.path:
+            sys.path.insert(0, tools)  # the course's tools, as the configuration names them
         from coursetools.site import links
 
         return links.rewrite(markdown, [str(s) for s in sources])
