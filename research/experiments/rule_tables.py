@@ -35,9 +35,18 @@ def pairs(rec: dict, keep=store.is_twin_pair):
     return store.decided_pairs(rec.get("results") or {}, keep)
 
 
+def head(*columns: str) -> None:
+    """A Markdown table's head and rule."""
+    print("| " + " | ".join(columns) + " |\n|" + " --- |" * len(columns))
+
+
+def tagged(rec: dict) -> str:
+    """A record as the tables name it: its tag and its GPU's UUID, short."""
+    return f"{rec['tag']} ({str(rec['gpu']['uuid'])[4:12]})"
+
+
 def twins() -> None:
-    print("| record | commit | twin pairs | *faster*/*slower* | *the same* | *not distinguishable* |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    head("record", "commit", "twin pairs", "*faster*/*slower*", "*the same*", "*not distinguishable*")
     total = collections.Counter()
     for name, rec in records():
         words = collections.Counter(rule.verdict(a, b).word for _, a, b in pairs(rec))
@@ -52,7 +61,7 @@ def twins() -> None:
 
 def simpler() -> None:
     verdicts = [rule.verdict(a, b) for _, rec in records() for _, a, b in pairs(rec)]
-    print("| margin | twin pairs called *faster*/*slower* |\n| --- | --- |")
+    head("margin", "twin pairs called *faster*/*slower*")
     for margin in (0.01, 0.015, 0.02, 0.025, 0.03):
         calls = sum(v.simpler_rule_calls(margin) for v in verdicts)
         print(f"| {margin * 100:g}% | {calls} of {len(verdicts):,} |")
@@ -67,8 +76,7 @@ def sweep(first: str, second: str) -> None:
         keep = lambda d: d["set"].startswith("sweep") and d["a"] == "v9" and d["b"] == "cub"  # noqa: E731
         return {d["set"]: rule.verdict(a, b) for d, a, b in pairs(rec, keep)}
     one, two = cells(first), cells(second)
-    print(f"| elements | timing | v9 against CUB ({first}) | word | {second} word |")
-    print("| --- | --- | --- | --- | --- |")
+    head("elements", "timing", f"v9 against CUB ({first})", "word", f"{second} word")
     key = lambda s: (int(s.split("=")[1].split()[0]), s.split()[-1])  # noqa: E731
     for s in sorted(one, key=key):
         n, timing = key(s)
@@ -102,7 +110,7 @@ def gpu_rows() -> list[str]:
     pair (twins left out), and each record's twins."""
     out = []
     for lesson, recs in promoted_sets():
-        names = ", ".join(f"{r['tag']} ({str(r['gpu']['uuid'])[4:12]})" for r in recs)
+        names = ", ".join(tagged(r) for r in recs)
         twin_calls = []
         for r in recs:
             words = collections.Counter(rule.verdict(x, y).word for _, x, y in pairs(r))
@@ -115,9 +123,8 @@ def gpu_rows() -> list[str]:
 
 
 def gpus() -> None:
-    print("| lesson | records (GPU) | pairs | one word on both | contradicting | one *not distinguishable* "
-          "| twins *faster*/*slower* (each record) |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    head("lesson", "records (GPU)", "pairs", "one word on both", "contradicting", "one *not distinguishable*",
+         "twins *faster*/*slower* (each record)")
     print("\n".join(gpu_rows()))
     for lesson, recs in promoted_sets():
         for other in recs[1:]:
@@ -154,15 +161,14 @@ def third_rows() -> list[str]:
             against = "; ".join(
                 f"{r['tag']}: {len(a.agree)} agree, {len(a.contradict)} contradict, {len(a.undecided)} one *not distinguishable*"
                 for r, a in ((r, replication.compare(r["results"], other["results"])) for r in recs))
-            out.append(f"| {lesson} | {other['tag']} ({str(other['gpu']['uuid'])[4:12]}) | {len(alone)} "
+            out.append(f"| {lesson} | {tagged(other)} | {len(alone)} "
                        f"| {held} | {contradicted} | {undecided} | {against} |")
     return out
 
 
 def third() -> None:
-    print("| lesson | record (GPU) | words the page states alone | the same there | contradicted "
-          "| *not distinguishable* there | pair by pair, against each record of the set |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    head("lesson", "record (GPU)", "words the page states alone", "the same there", "contradicted",
+         "*not distinguishable* there", "pair by pair, against each record of the set")
     print("\n".join(third_rows()))
 
 

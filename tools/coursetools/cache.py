@@ -31,25 +31,37 @@ def version_of(*paths: Path) -> str:
 
 
 class Memo:
+    """Read on first use (the build folder as it is then), and read again
+    after each save: a long-lived process sees what other processes added."""
+
     def __init__(self, name: str, version: str, folder: Path | None = None, max_items: int | None = None):
-        self.path = Path(folder or manifest.build_dir() / "cache") / f"{name}.json"
+        self.name, self.folder = name, folder
         self.version = version
         self.max_items = max_items or MAX_ITEMS
         self._added = False
-        self._items: dict = {}
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-            if isinstance(data, dict) and data.get("schema") == SCHEMA and data.get("version") == version \
-                    and isinstance(data.get("items"), dict):
-                self._items = data["items"]
-        except (OSError, UnicodeDecodeError, ValueError, RecursionError):
-            pass
+        self._items: dict | None = None
+
+    @property
+    def path(self) -> Path:
+        return Path(self.folder or manifest.build_dir() / "cache") / f"{self.name}.json"
+
+    def _loaded(self) -> dict:
+        if self._items is None:
+            self._items = {}
+            try:
+                data = json.loads(self.path.read_text(encoding="utf-8"))
+                if isinstance(data, dict) and data.get("schema") == SCHEMA and data.get("version") == self.version \
+                        and isinstance(data.get("items"), dict):
+                    self._items = data["items"]
+            except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+                pass
+        return self._items
 
     def get(self, key: str):
-        return self._items.get(key)
+        return self._loaded().get(key)
 
     def put(self, key: str, value) -> None:
-        self._items.pop(key, None)  # a key put again is the newest
+        self._loaded().pop(key, None)  # a key put again is the newest
         self._items[key] = value
         self._added = True
         while len(self._items) > self.max_items:
@@ -61,3 +73,4 @@ class Memo:
             write_atomic(self.path, json.dumps({"schema": SCHEMA, "version": self.version, "items": self._items},
                                                separators=(",", ":")) + "\n")
             self._added = False
+        self._items = None  # the next use reads the file again

@@ -17,35 +17,10 @@ from .formats import number as number_format
 from .. import cache
 
 
-class _LazyMemo:
-    """The verdicts' memo (build/cache/verdicts.json), opened on first use
-    and named by the rule's own source, so a change to the rule computes
-    every verdict again."""
-
-    def __init__(self):
-        self._memo = None
-
-    def _open(self) -> cache.Memo:
-        if self._memo is None:
-            self._memo = cache.Memo("verdicts", _RULE_VERSION)
-        return self._memo
-
-    def get(self, key):
-        return self._open().get(key)
-
-    def put(self, key, value):
-        self._open().put(key, value)
-
-    def save(self):
-        if self._memo is not None:
-            self._memo.save()
-            self._memo = None  # the next render reads the file again
-
-
-# The rule as this process loaded it (a long-lived server may outlive an
-# edit of the file): read when this module is imported, after the rule's.
-_RULE_VERSION = cache.version_of(Path(cmp.__file__))
-_MEMO = _LazyMemo()
+# The verdicts' memo (build/cache/verdicts.json), named by the rule as this
+# process loaded it (a long-lived server may outlive an edit of the file):
+# a change to the rule computes every verdict again.
+_MEMO = cache.Memo("verdicts", cache.version_of(Path(cmp.__file__)))
 
 
 def save_memo() -> None:
