@@ -34,6 +34,10 @@ struct Args {
     bool quick = false;      // the small run CTest and the sanitizers make
     bool checkOnly = false;  // check every row, time nothing (sanitizers)
     bool profile = false;    // check, then run each row once, for ncu
+    // List the checks, rows and settings a run with the other arguments
+    // would make, touching no GPU: what the tools check a page's template
+    // against before any record exists.
+    bool describe = false;
 };
 
 // Parses a whole number: digits only (no sign, no space, no 0x), and no
@@ -139,7 +143,7 @@ struct LessonSpec {
     std::fprintf(stderr, "%s: %s\n", spec.name, why.c_str());
     std::fprintf(stderr,
                  "usage: %s [--size N] [--only NAME] [--samples N] [--quick] "
-                 "[--check-only] [--json FILE] [--profile]\n",
+                 "[--check-only] [--json FILE] [--profile] [--describe]\n",
                  spec.name);
     std::exit(kExitUsage);
 }
@@ -147,7 +151,7 @@ struct LessonSpec {
 inline void printHelp(const LessonSpec& spec) {
     std::printf(
         "usage: %s [--size N] [--only NAME] [--samples N] [--quick] "
-        "[--check-only] [--json FILE] [--profile]\n\n%s\n\n"
+        "[--check-only] [--json FILE] [--profile] [--describe]\n\n%s\n\n"
         "  --size N      elements (a whole number; refused if the buffers "
         "would not fit)\n"
         "  --only NAME   one variant:",
@@ -163,6 +167,9 @@ inline void printHelp(const LessonSpec& spec) {
         "  --check-only  check every row, time nothing (for sanitizers)\n"
         "  --json FILE   also write the results as JSON\n"
         "  --profile     check, then run each profiled row once (for ncu)\n"
+        "  --describe    list the checks, rows and settings this run would "
+        "make (with\n                --json: as JSON), without a GPU: "
+        "nothing is run or timed\n"
         "  (--name=value is --name value)\n"
         "exit: 0 all checks passed, 1 a wrong result or CUDA error, 2 "
         "waived (no suitable GPU), 64 bad command line\n",
@@ -196,7 +203,8 @@ inline Args parseArgs(const LessonSpec& spec, int argc, char** argv) {
         // A flag takes no value: "--quick=1" is refused, whatever the flag
         // (--help among them), before it acts.
         const bool flag = arg == "--quick" || arg == "--check-only" ||
-                          arg == "--profile" || arg == "--help" || arg == "-h";
+                          arg == "--profile" || arg == "--describe" ||
+                          arg == "--help" || arg == "-h";
         if (flag && hasInline) {
             usage(spec,
                   arg + " takes no value, got '" + arg + "=" + inlined + "'");
@@ -248,6 +256,8 @@ inline Args parseArgs(const LessonSpec& spec, int argc, char** argv) {
             a.checkOnly = true;
         } else if (arg == "--profile") {
             a.profile = true;
+        } else if (arg == "--describe") {
+            a.describe = true;
         } else if (arg == "--help" || arg == "-h") {
             printHelp(spec);
             std::exit(kExitOk);

@@ -89,6 +89,12 @@ inline Ran run(Lesson& l, const Experiment& e, const std::vector<Case>& cases) {
         e.inputs.empty() ? std::vector<Input>{{"", nullptr}} : e.inputs;
     for (const Case& c : cases) {
         for (const Input& in : inputs) {
+            const std::string name =
+                e.label + " " + c.name + (in.name.empty() ? "" : " ") + in.name;
+            if (describing()) {  // listed, not run: nothing to load or check
+                l.check(name, true, "");
+                continue;
+            }
             if (in.load) {
                 in.load();
             }
@@ -98,9 +104,7 @@ inline Ran run(Lesson& l, const Experiment& e, const std::vector<Case>& cases) {
                 r = {false, std::string("CUDA error ") + cudaGetErrorName(err) +
                                 ": " + cudaGetErrorString(err)};
             }
-            ok &= l.check(
-                e.label + " " + c.name + (in.name.empty() ? "" : " ") + in.name,
-                r.ok, r.detail);
+            ok &= l.check(name, r.ok, r.detail);
         }
     }
     if (!ok || cases.empty() || l.args().checkOnly) {
@@ -122,7 +126,7 @@ inline Ran run(Lesson& l, const Experiment& e, const std::vector<Case>& cases) {
         for (const std::string& other : c.against) {
             versus.push_back({c.name, other});
         }
-        if (c.sameBits && e.result) {
+        if (c.sameBits && e.result && !describing()) {
             c.work(l.stream());
             before[i] = e.result();
         }
@@ -133,8 +137,10 @@ inline Ran run(Lesson& l, const Experiment& e, const std::vector<Case>& cases) {
     }
     for (size_t i = 0; i < cases.size(); ++i) {
         if (cases[i].sameBits && e.result) {
-            cases[i].work(l.stream());
-            const double after = e.result();
+            if (!describing()) {
+                cases[i].work(l.stream());
+            }
+            const double after = describing() ? before[i] : e.result();
             ok &= l.check(
                 e.label + " " + cases[i].name + " same bits after timing",
                 after == before[i],
@@ -154,6 +160,22 @@ namespace timeline {
 template <typename Work>
 void record(Lesson& l, Recorder& rec, const std::vector<std::string>& kernels,
             const Row& fields, Work&& work) {
+    if (describing()) {
+        // Listed, not run: a row for each named launch, its stamps at zero.
+        // Whether the work makes a launch for the last name (the one for
+        // every launch past the list) is known only once it runs: that row
+        // says so.
+        for (size_t i = 0; i < kernels.size(); ++i) {
+            if (!kernels[i].empty()) {
+                Row r = summarize({Stamp{}}, kernels[i], 0, 0).merge(fields);
+                if (i + 1 == kernels.size() && i > 0) {
+                    r.boolean("described_if_launched", true);
+                }
+                l.row(r);
+            }
+        }
+        return;
+    }
     const auto grids = rec.capture(work);
     const auto name = [&](size_t i) -> const std::string& {
         return kernels[std::min(i, kernels.size() - 1)];

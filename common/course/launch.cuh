@@ -73,7 +73,11 @@ template <typename... KernelArgs>
 int maxActiveClusters(void (*kernel)(KernelArgs...), dim3 block,
                       LaunchAttrs a) {
     LaunchConfig c(dim3(a.clusterX), block, nullptr, a);
-    int active = 0;
+    // Described: as if every SM held one cluster's share (a nominal wave;
+    // nothing is asked of a GPU).
+    int active = describing()
+                     ? std::max(1, kDescribedSms / static_cast<int>(a.clusterX))
+                     : 0;
     CUDA_CHECK(cudaOccupancyMaxActiveClusters(&active, kernel, &c.cfg));
     return active;
 }
@@ -87,7 +91,7 @@ int maxClusterSize(void (*kernel)(KernelArgs...), dim3 block,
     CUDA_CHECK(cudaFuncSetAttribute(
         kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     LaunchConfig c(dim3(limit), block, nullptr, {0, false, sharedBytes});
-    int size = 0;
+    int size = describing() ? static_cast<int>(limit) : 0;  // described: all
     CUDA_CHECK(cudaOccupancyMaxPotentialClusterSize(&size, kernel, &c.cfg));
     return size;
 }
@@ -130,7 +134,7 @@ int residentBlocks(void (*kernel)(KernelArgs...), dim3 block, LaunchAttrs a) {
         return maxActiveClusters(kernel, block, a) *
                static_cast<int>(a.clusterX);
     }
-    int device = 0, perSm = 0, sms = 0;
+    int device = 0, perSm = 1, sms = kDescribedSms;  // described: 1 an SM
     CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
@@ -166,6 +170,9 @@ class Graph {
 public:
     template <typename Enqueue>
     Graph(cudaStream_t stream, Enqueue&& enqueue) {
+        if (describing()) {
+            return;  // nothing captured, nothing replayed
+        }
         cudaGraph_t graph;
         CUDA_CHECK(
             cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));

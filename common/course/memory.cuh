@@ -28,12 +28,19 @@ static __global__ void courseFill(float* out, size_t n, float value,
         out[i] = random ? hashUnit(i, seed) : value;
     }
 }
+// (Under --describe neither launches: nothing reaches the GPU.)
 inline void fill(float* out, size_t n, float value, cudaStream_t stream) {
+    if (describing()) {
+        return;
+    }
     courseFill<<<1024, 256, 0, stream>>>(out, n, value, false, 0);
     CUDA_CHECK(cudaGetLastError());
 }
 inline void fillRandom(float* out, size_t n, cudaStream_t stream,
                        uint32_t seed = 0) {
+    if (describing()) {
+        return;
+    }
     courseFill<<<1024, 256, 0, stream>>>(out, n, 0.0f, true, seed);
     CUDA_CHECK(cudaGetLastError());
 }
@@ -84,7 +91,11 @@ public:
     }
     // Not checked: by now every result has been checked and reported, and
     // a sticky error would have stopped the lesson at its next call.
-    ~DeviceArray() { cudaFree(p_); }
+    ~DeviceArray() {
+        if (p_ != nullptr) {  // none under --describe: never allocated
+            cudaFree(p_);
+        }
+    }
     DeviceArray(const DeviceArray&) = delete;
     DeviceArray& operator=(const DeviceArray&) = delete;
     operator T*() const { return p_; }

@@ -26,6 +26,10 @@ static __global__ void courseProfileMarker() {}
 // In --profile mode: one marker, then the row's work once.
 template <typename LaunchFn>
 void profileRow(Lesson& l, const std::string& name, LaunchFn&& launch) {
+    if (describing()) {  // listed, not run
+        l.row(Row().str("group", "profile").str("profiled", name));
+        return;
+    }
     CUDA_CHECK(cudaStreamSynchronize(l.stream()));
     CUDA_CHECK(cudaProfilerStart());
     courseProfileMarker<<<1, 1, 0, l.stream()>>>();

@@ -103,15 +103,21 @@ inline SetResult timeSet(Lesson& l, const std::string& label, TimingMode mode,
         }
     }
     std::vector<std::unique_ptr<detail::Sampler>> samplers;
-    for (const Contender& c : rows) {
-        samplers.emplace_back(
-            new detail::Sampler(c.work, mode, opt, l.stream()));
-    }
-    std::unique_ptr<L2Flusher> flusher(
-        mode == TimingMode::Cold ? new L2Flusher(l.stream()) : nullptr);
-    const std::vector<int> looks = versus.empty() || opt.looks.empty()
+    std::unique_ptr<L2Flusher> flusher;
+    // Described, the set takes no sample: its rows and pairs are listed
+    // with empty samples, and each pair with the word "described".
+    const std::vector<int> looks = describing() ? std::vector<int>{}
+                                   : versus.empty() || opt.looks.empty()
                                        ? std::vector<int>{opt.samples}
                                        : opt.looks;
+    if (!looks.empty()) {
+        for (const Contender& c : rows) {
+            samplers.emplace_back(
+                new detail::Sampler(c.work, mode, opt, l.stream()));
+        }
+        flusher.reset(mode == TimingMode::Cold ? new L2Flusher(l.stream())
+                                               : nullptr);
+    }
     std::vector<std::vector<double>> samples(rows.size());
     std::vector<detail::Word> words(versus.size(), detail::Word::Undecided);
     const auto t0 = std::chrono::steady_clock::now();
@@ -153,19 +159,27 @@ inline SetResult timeSet(Lesson& l, const std::string& label, TimingMode mode,
                   .str("set", set)
                   .merge(timingFields(t))
                   .num("gbps", gbps(rows[i].bytes, t.median)));
-        std::printf(" %s %.2f", rows[i].name.c_str(), 1000.0 * t.median);
+        if (describing()) {
+            std::printf(" %s", rows[i].name.c_str());
+        } else {
+            std::printf(" %s %.2f", rows[i].name.c_str(), 1000.0 * t.median);
+        }
     }
+    // Described, a pair has no word: nothing was timed.
+    const auto word = [&](size_t p) {
+        return describing() ? "described" : detail::wordName(words[p]);
+    };
     for (size_t p = 0; p < versus.size(); ++p) {
         l.decision(Row()
                        .str("set", set)
                        .str("a", versus[p].a)
                        .str("b", versus[p].b)
-                       .str("word", detail::wordName(words[p]))
+                       .str("word", word(p))
                        .integer("samples", taken));
         std::printf(" | %s vs %s: %s", versus[p].a.c_str(), versus[p].b.c_str(),
-                    detail::wordName(words[p]));
+                    word(p));
     }
-    std::printf(" (%d samples, us)\n", taken);
+    std::printf(describing() ? "\n" : " (%d samples, us)\n", taken);
     out.words = words;
     return out;
 }

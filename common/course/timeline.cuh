@@ -100,7 +100,11 @@ public:
         CUDA_CHECK(cudaMemcpyToSymbol(gCapacity, &capacity_, sizeof capacity_));
         reset();
     }
-    ~Recorder() { cudaFree(stamps_); }
+    ~Recorder() {
+        if (stamps_ != nullptr) {  // none under --describe
+            cudaFree(stamps_);
+        }
+    }
     void reset() {
         const unsigned int zero = 0;
         CUDA_CHECK(cudaDeviceSynchronize());

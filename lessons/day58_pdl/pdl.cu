@@ -348,7 +348,8 @@ int main(int argc, char** argv) {
             : (l.args().profile ? std::vector<int>{1} : kChainLengths);
     const size_t maxN = *std::max_element(sizes.begin(), sizes.end());
     const course::DeviceArray<float> buf0(maxN), buf1(maxN), table(kTableSize);
-    initTable<<<1, kTableSize, 0, l.stream()>>>(table);
+    course::launch(initTable, dim3(1), dim3(kTableSize), l.stream(), {},
+                   table.get());
     // Ten chains a sample (40 to 640 kernels); two under --quick.
     l.timing().batch = l.args().quick ? 2 : 10;
     for (size_t n : sizes) {
