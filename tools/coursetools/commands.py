@@ -154,11 +154,15 @@ def cmd_check(args) -> int:
     lessons, (lesson,) = _lessons([args.lesson])
     build = manifest.build_dir()
     said: list[str] = []
-    proc = subprocess.run(["cmake", "--build", str(build), "--target", lesson.target], capture_output=True, text=True)
+    # Its timeline build too: the page's timeline rows are checked against
+    # what that program describes.
+    targets = [lesson.target] + ([lesson.timeline_target] if lesson.timeline_target else [])
+    proc = subprocess.run(["cmake", "--build", str(build), "--parallel", "2", "--target", *targets],
+                          capture_output=True, text=True)
     if proc.returncode != 0:
         tail = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()][-15:]
         raise SourceError(tail + [f"check: {lesson.target}: the build failed (cmake --build {display_path(build)} "
-                                  f"--target {lesson.target})"])
+                                  f"--target {' '.join(targets)})"])
     print(f"check: {lesson.target}: built")
     # Formatting first: fixing it moves the lines a snippet shows, so the
     # page is rendered again after it (ctest's `format` test checks it too).
@@ -186,6 +190,15 @@ def cmd_check(args) -> int:
         said.append(f"{display_path(stale[0])}: out of date with its template (and {len(stale) - 1} more); "
                     "write it: tools/course render (or cmake --build --preset course)")
     print(f"check: {lesson.target}: page rendered ({state.state})")
+    if not state.valid:
+        # No record of this code to render from: the template is checked
+        # against the rows the program says it will make (--describe).
+        from .pages import described
+
+        diags, checked = described.check(lesson)
+        said += [str(d) for d in diags]
+        if checked:
+            print(f"check: {lesson.target}: {checked}")
     said += [str(d) for d in prose.check(lessons, [lesson.target])]
     print(f"check: {lesson.target}: prose read")
     try:

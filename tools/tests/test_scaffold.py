@@ -71,19 +71,44 @@ def test_the_new_program_is_formatted(course, root, name):
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
-def test_the_new_program_compiles_against_the_course_header_and_keeps_the_one_header_rule(course, root):
+def test_the_new_program_compiles_against_the_course_header_and_keeps_the_one_header_rule(course, root,
+                                                                                         monkeypatch):
     """The skeleton is the first lesson a new author reads: it must build
-    as written, on the real header, and pass the one-header lint."""
+    as written, on the real header, and pass the one-header lint; and its
+    page must select only rows its program describes (--describe, which
+    needs no GPU)."""
+    from conftest import fake_lesson
+    from coursetools.pages import described, render
+    from coursetools.sources.lessoninfo import load_lesson_info
+
     assert course("new", "day30_vector_add").code == 0
     real = Path(__file__).resolve().parents[2]
     shutil.copytree(real / "common", root / "common")
     assert lint.one_header(root) == []
     src = root / "lessons" / "day30_vector_add" / "vector_add.cu"
+    binary = root / "build" / "bin" / "day30_vector_add"
+    binary.parent.mkdir(parents=True)
     proc = subprocess.run(["nvcc", "-std=c++20", "-arch=sm_90", "-DCOURSE_MIN_CC=90", "-DCOURSE_LESSON=day30_vector_add",
                            "-Werror", "all-warnings",
-                           f"-I{root / 'common'}", "-c", str(src), "-o", str(root / "vector_add.o")],
+                           f"-I{root / 'common'}", str(src), "-o", str(binary)],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+    (root / "research").mkdir()
+    (root / "research" / "REVIEW-PROCESS.md").write_text("# r\n")
+    monkeypatch.setenv("COURSE_EVIDENCE_DIR", str(root / "evidence"))
+    folder = root / "lessons" / "day30_vector_add"
+    info = load_lesson_info(folder / "lesson.toml", "lessons/day30_vector_add/lesson.toml")
+    lesson = fake_lesson(root, target="day30_vector_add", source="vector_add.cu", info=info, binary=str(binary))
+    monkeypatch.setattr(manifest, "load", lambda path=None: [lesson])
+    diags, said = described.check(lesson)
+    assert diags == [] and "timed" in said, [str(d) for d in diags]
+    # and a misspelt row name in it is named at its line
+    page = folder / render.TEMPLATE
+    text = page.read_text()
+    assert '"add"' in text
+    page.write_text(text.replace('"add"', '"ad"', 1))
+    diags, _ = described.check(lesson)
+    assert len(diags) == 1 and "--describe" in diags[0].message and diags[0].line > 0
 
 
 def test_the_new_page_passes_the_prose_check(course, root, monkeypatch):

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 from ..binaries import sass
+from ..sources import constants
 from .marks import TemplateProblem, mark, mark_block
 
 
@@ -40,6 +41,8 @@ class PageCauses:
                 if r.get("row") != row:
                     continue
                 if seen == occurrence:
+                    if r.get("described"):  # listed, never profiled: any kernel's counter stands
+                        return mark(number_format(0.0, fmt, metric))
                     if len(r.get("kernels", [])) <= kernel:
                         return UNMEASURED
                     value = r["kernels"][kernel]["metrics"].get(metric)
@@ -82,7 +85,8 @@ class PageCauses:
                 if isinstance(v, bool):
                     return mark("passed" if v else "failed")
                 return mark(number_format(v, fmt) if fmt and isinstance(v, (int, float)) else v)
-        return UNMEASURED
+        # A description runs no review: its steps cannot be checked before one.
+        return mark("passed") if self._review.get("described") else UNMEASURED
 
     def review_rows(self, step: str, field: str, fmt: str = ",", **where) -> str:
         """A number from a reported negative build's own rows."""
@@ -93,7 +97,7 @@ class PageCauses:
                 for r in s.get("rows", []):
                     if all(r.get(k) == v for k, v in where.items()) and field in r:
                         return mark(number_format(r[field], fmt))
-        return UNMEASURED
+        return mark(number_format(0.0, fmt)) if self._review.get("described") else UNMEASURED
 
     # -- instructions -----------------------------------------------------
     def sass(self, kernel: str, label: str, max_lines: int = 40) -> str:
@@ -101,11 +105,13 @@ class PageCauses:
         built binary, under `label` (the author's words: shown as code,
         in a span no backtick inside it can close, and read by the prose
         check like any typed text). `kernel`: its name in the source (or
-        mangled); the instructions shown are its lesson.toml [[sass]]
+        mangled; an instance as the source spells it,
+        'latencyChase<Chase::RemotePtx>'); the instructions shown are its lesson.toml [[sass]]
         `show` list where it declares one."""
         show = next((list(e["show"]) for e in self._lesson.info.sass if e["kernel"] == kernel and e.get("show")),
                     None)
-        lines = sass.excerpt(Path(self._lesson.binary), kernel, max_lines, show)
+        lines = sass.excerpt(Path(self._lesson.binary), kernel, max_lines, show,
+                             constants.enum_values(self._lesson))
         body = "\n".join(lines) + "\n"
         return (code_span(label) + mark(" (`cuobjdump --dump-sass`, instructions of interest):") + "\n\n"
                 + mark_block(f"```text\n{body}```\n"))

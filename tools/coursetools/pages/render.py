@@ -64,10 +64,11 @@ def _did_you_mean(name: str, known: list[str]) -> str:
 
 
 def render_lesson(lesson: Lesson, keep_marks: bool = False,
-                  state: ev_state.LessonState | None = None) -> tuple[dict[Path, str], list[Diagnostic],
-                                                                   ev_state.LessonState]:
+                  state: ev_state.LessonState | None = None,
+                  page_class: type = Page) -> tuple[dict[Path, str], list[Diagnostic], ev_state.LessonState]:
     """One page. `state`: the lesson's evidence from the state file (read
-    here when not given)."""
+    here when not given); `page_class`: the page API the template sees
+    (described.py's, for a check against the program's description)."""
     template_path = lesson.path / TEMPLATE
     shown = template_path.relative_to(manifest.ROOT).as_posix()
     state = state if state is not None else ev_state.of(lesson)
@@ -90,7 +91,7 @@ def render_lesson(lesson: Lesson, keep_marks: bool = False,
         return {}, diags, state
 
     forget_marks()
-    page = Page(lesson, found, state)
+    page = page_class(lesson, found, state)
     try:
         # Compiling and rendering, both under the one time and memory limit.
         with time_limit(RENDER_SECONDS):

@@ -1,0 +1,226 @@
+"""A page checked before its first record: against the rows its program
+describes.
+
+Every day's program takes --describe: it lists the checks, rows, settings
+and decisions a run would make, touching no GPU (course/check.cuh says
+how). Here the built program is run that way three times (as timed, under
+--profile for the profiled rows, and its timeline build), the three
+descriptions become a record of two described GPUs (every time a
+placeholder, every word "the same"), and the lesson's template is rendered
+against it in memory. A helper that selects nothing the program will
+produce (a misspelt version, a size it never runs, a field no row has, a
+counter of a row it never profiles) is then the template's mistake, named
+at its template line, long before a GPU run and a signed promotion. Nothing
+rendered here is written anywhere, and the placeholders never reach a page.
+
+What a description cannot check: the review's steps, nvbench's states and
+a counter's kernel index (a description runs none of them); those helpers
+answer with placeholders.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+from pathlib import Path
+
+from ..errors import Diagnostic, EvidenceError, display_path
+from ..evidence.state import LessonState
+from ..record.format import load_json
+from ..sources import manifest
+from ..sources.manifest import Lesson
+from .marks import TemplateProblem
+from .page import Page
+from .rows import UNMEASURED
+
+# How long one --describe run may take: day 24's, the largest, takes about
+# 3 s here (its host-side sums over the sweep's sizes); a program that has
+# not finished in a minute is not describing itself.
+DESCRIBE_SECONDS = 60
+
+# What a described timed row's sample stands in for: equal samples, so that
+# every comparison is "the same" and every ratio 1; its value is never shown.
+PLACEHOLDER_MS = 1.0
+PLACEHOLDER_SAMPLES = 16
+TIMING_STATS = ("median_ms", "q1_ms", "q3_ms", "min_ms", "max_ms", "mean_ms", "gbps")
+# The whole-number fields that say which row a row is (its size, its bins,
+# its chain length, its cluster size), as against those a run measures or
+# derives from the GPU (a grid's atomics count): a description's values of
+# these are the record's.
+SELECTING_NUMBERS = ("elements", "bins", "k", "cluster", "blocks_per_cluster")
+
+
+class DescribeFailed(Exception):
+    """The program could not describe itself: why, as one line."""
+
+
+class DescribedState(LessonState):
+    """A lesson's "evidence" as described, never measured: valid for the
+    page API alone, held in memory."""
+
+    @property
+    def valid(self) -> bool:
+        return True
+
+
+def _run(lesson: Lesson, binary: Path, extra: list[str], folder: Path, name: str) -> dict:
+    out = folder / f"{name}.json"
+    cmd = [str(binary), "--describe", *extra, "--json", str(out)]
+    shown = f"{display_path(binary)} --describe {' '.join(extra)}".rstrip()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=DESCRIBE_SECONDS,
+                              stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise DescribeFailed(f"{shown} ran past {DESCRIBE_SECONDS} s") from None
+    except OSError as e:
+        raise DescribeFailed(f"{shown} cannot run ({e.strerror})") from None
+    if proc.returncode != 0:
+        tail = [line for line in (proc.stderr or proc.stdout).splitlines() if line.strip()][-1:] or ["no output"]
+        raise DescribeFailed(f"{shown} exited {proc.returncode}: {tail[0][:200]} (a lesson's host code outside its "
+                             "experiments may only reach the GPU through CUDA_CHECK and the header's helpers)")
+    try:
+        data = load_json(out, "the program's --describe output")
+    except EvidenceError as e:
+        raise DescribeFailed(str(e.diagnostics[0]) if e.diagnostics else str(e)) from None
+    if data.get("described") is not True:
+        raise DescribeFailed(f"{shown} wrote a report without \"described\": true (built before the header "
+                             "learned --describe? cmake --build --preset course)")
+    data["_stdout"] = proc.stdout
+    return data
+
+
+def _placeholders(rows: list) -> list:
+    """Rows as a page may read them: a timed row's samples and summary at
+    PLACEHOLDER_MS, and every other zero a float (the program prints a
+    described 0.0 as 0, which would read as a count and refuse a format
+    that a measured value takes)."""
+    out = []
+    for row in rows:
+        if not isinstance(row, dict):
+            continue
+        row = {k: 0.0 if type(v) is int and v == 0 else v for k, v in row.items()}
+        if isinstance(row.get("samples_ms"), list):
+            row["samples_ms"] = [PLACEHOLDER_MS] * PLACEHOLDER_SAMPLES
+            row["samples"] = PLACEHOLDER_SAMPLES
+            for k in TIMING_STATS:
+                if k in row:
+                    row[k] = PLACEHOLDER_MS
+        out.append(row)
+    return out
+
+
+def describe(lesson: Lesson) -> dict:
+    """The lesson's described runs as one record (DescribeFailed where a
+    program cannot describe itself)."""
+    binary = Path(lesson.binary)
+    if not binary.is_file():
+        raise DescribeFailed(f"{display_path(binary)} is not built (cmake --build --preset course)")
+    build = manifest.build_dir()
+    build.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="describe-", dir=build) as tmp:
+        folder = Path(tmp)
+        timed = _run(lesson, binary, [], folder, "timed")
+        # Each profiling run of lesson.toml's [profile], as `evidence
+        # record` makes it (its own arguments), and the timeline build.
+        profiled = [_run(lesson, binary, [str(a) for a in run.get("args", [])], folder, f"profile-{i}")
+                    for i, run in enumerate(lesson.info.profile_runs)] if lesson.info.metrics else []
+        timeline = None
+        tl_binary = binary.parent / lesson.timeline_target if lesson.timeline_target else None
+        if tl_binary is not None and tl_binary.is_file():
+            timeline = _run(lesson, tl_binary, list(lesson.info.timeline_args), folder, "timeline")
+    results = {k: timed.get(k) for k in ("lesson", "gpu", "settings", "checks", "decisions")}
+    results["rows"] = _placeholders(timed.get("rows") or [])
+    profile_runs = [{"rows": [{"row": r.get("profiled"), "described": True, "kernels": []}
+                              for r in run.get("rows") or [] if isinstance(r, dict) and r.get("group") == "profile"]}
+                    for run in profiled]
+    return {
+        "described": True,
+        "tag": "described",
+        "command": [display_path(binary), "--describe"],
+        "stdout": timed["_stdout"],
+        "recorded_at": "described, not run",
+        "git": {"commit": "described"},
+        "toolchain": {"nvcc": "(described)"},
+        "gpu": {"name": "a described GPU", "uuid": "GPU-describe", "compute_capability": "9.0",
+                "sm_count": 132, "driver": "(none)", "cuda_runtime": "(none)"},
+        "results": results,
+        "profile": {"described": True, "runs": profile_runs} if profiled else {},
+        "timeline": {"results": {"rows": _placeholders((timeline or {}).get("rows") or [])}} if timeline else {},
+        "review": {"described": True, "steps": []},
+        "nvbench": {"described": True} if lesson.nvbench_target or lesson.info.nvbench else {},
+    }
+
+
+def state_of(lesson: Lesson, record: dict) -> DescribedState:
+    """Two described GPUs of one record: a page that names each GPU of
+    its set, or says where they differ, renders as it will with two."""
+    other = dict(record, gpu=dict(record["gpu"], uuid="GPU-describe-2"))
+    names = ["(described 0)", "(described 1)"]
+    st = DescribedState(lesson, "described", [], {"promoted_by": "(described)", "promoted_at": "described",
+                                                   "commit": "described", "tag": "described"}, names)
+    st._loaded.update(zip(names, [record, other]))
+    return st
+
+
+class DescribedPage(Page):
+    """The page API over a description: a helper that finds nothing raises
+    (at the template line that called it) instead of showing unmeasured,
+    and a chart must have something to draw."""
+
+    CHARTS = ("plot", "sweep_plot", "timeline_plot")
+
+    def __getattribute__(self, name):
+        attr = super().__getattribute__(name)
+        if name.startswith("_") or not callable(attr):
+            return attr
+
+        def checked(*args, **kwargs):
+            out = attr(*args, **kwargs)
+            values = out.values() if isinstance(out, dict) else [out]
+            empty_chart = name in DescribedPage.CHARTS and out == ""
+            if empty_chart or any(isinstance(v, str) and UNMEASURED in v for v in values):
+                shown = ", ".join([repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()])
+                raise TemplateProblem(f"page.{name}({shown[:300]}) finds nothing among the rows the program "
+                                      "describes (--describe): a name, size or field it never produces")
+            return out
+
+        return checked
+
+    def sweep_plot(self, name: str, title: str, series: list, *args, **kwargs) -> str:
+        for legend, where in series:
+            if not self._select(where):
+                raise TemplateProblem(f"sweep_plot '{name}': series '{legend}' ({where}) selects no row the "
+                                      "program describes (--describe)")
+        return super().sweep_plot(name, title, series, *args, **kwargs)
+
+    def counter_plot(self, name: str, title: str, metric: str, rows: list, unit: str = "", note: str = "",
+                     kernel: int = 0, prefix: str = "") -> str:
+        """Described rows are profiled by name only: each bar's row must be
+        one, and nothing is drawn."""
+        names = [m["name"] for m in self._lesson.info.metrics]
+        if metric not in names:
+            raise TemplateProblem(f"metric '{metric}' is not declared in lesson.toml; declared: {', '.join(names)}")
+        profiled = {r.get("row") for run in self._profile.get("runs", []) for r in run.get("rows", [])}
+        missing = [f"{prefix}{r}" for r in rows if f"{prefix}{r}" not in profiled]
+        if missing:
+            raise TemplateProblem(f"counter_plot '{name}': no profiled row {', '.join(map(repr, missing[:4]))} "
+                                  "among those the program describes (--describe --profile)")
+        return ""
+
+
+def check(lesson: Lesson) -> tuple[list[Diagnostic], str]:
+    """The lesson's template rendered against its program's description:
+    its problems, and a line saying what was checked."""
+    from . import render
+
+    shown = f"{lesson.dir}/{render.TEMPLATE}"
+    try:
+        record = describe(lesson)
+    except DescribeFailed as e:
+        return [Diagnostic(shown, 0, 0, f"not checked against the program's rows: {e}")], ""
+    _, diags, _ = render.render_lesson(lesson, state=state_of(lesson, record), page_class=DescribedPage)
+    rows = record["results"]["rows"]
+    profiled = sum(len(run["rows"]) for run in (record["profile"] or {}).get("runs", []))
+    timeline = len(((record["timeline"] or {}).get("results") or {}).get("rows", []))
+    return diags, (f"template checked against the rows the program describes (--describe): {len(rows):,} timed, "
+                   f"{profiled} profiled, {timeline} from the timeline build")
