@@ -23,6 +23,7 @@ from pathlib import Path
 
 from .. import cache
 from ..errors import SourceError, UsageError, display_path
+from ..sources import constants
 
 INTERESTING = re.compile(
     r"SR_CgaCtaId|SR_SWINHI|PRMT|MAPA|\bLD\.E|\bLDS\b|UCGABAR|CGAERRBAR|CCTL|MEMBAR|REDG|ATOM|CLOCK"
@@ -68,14 +69,73 @@ def _base_name(signature: str) -> str:
     return name.split("::")[-1].split()[-1] if name.split() else name
 
 
-def kernels_named(fns: dict[str, list[str]], kernel: str) -> list[str]:
-    """The functions of a binary a declaration means: its mangled name, or
+def _template_args(signature: str) -> list[str] | None:
+    """The template arguments of a signature's function, each with its
+    spaces and integer suffixes dropped ('void f<(Tail)0, 256u>(...)' gives
+    ['(Tail)0', '256']), or None for a function that is no template's."""
+    if "<" not in signature.split("(")[0]:  # none before the parameters (or a "(Enum)0" argument)
+        return None
+    start = signature.find("<")
+    depth, args, cur = 0, [], ""
+    for ch in signature[start:]:
+        if ch == "<":
+            depth += 1
+            if depth == 1:
+                continue
+        elif ch == ">":
+            depth -= 1
+            if depth == 0:
+                args.append(cur)
+                break
+        elif ch == "," and depth == 1:
+            args.append(cur)
+            cur = ""
+            continue
+        cur += ch
+    return [_plain_arg(a) for a in args]
+
+
+def _plain_arg(arg: str) -> str:
+    return re.sub(r"\b(\d+)[uUlL]+\b", r"\1", "".join(arg.split()))
+
+
+def kernels_named(fns: dict[str, list[str]], kernel: str, enums: dict[str, int] | None = None) -> list[str]:
+    """The functions of a binary a declaration means: its mangled name;
     every function whose name in the source is `kernel` (each instance of a
-    template)."""
+    template); or one instance as the source spells it,
+    'latencyChase<Chase::RemotePtx>' or 'sharedBandwidth<true>', its
+    enumerators read from the lesson's code (`enums`,
+    constants.enum_values)."""
     if kernel in fns:
         return [kernel]
     signatures = _demangled(sorted(fns))
-    return [m for m, sig in signatures.items() if _base_name(sig) == kernel]
+    if "<" not in kernel:
+        return [m for m, sig in signatures.items() if _base_name(sig) == kernel]
+    base = kernel[:kernel.index("<")].strip()
+    wanted = _template_args(kernel) or []
+    wanted = [_plain_arg(f"({a.split('::')[0]}){enums[a]}") if a in (enums or {}) else a
+              for a in (w.strip() for w in wanted)]
+    return [m for m, sig in signatures.items() if _base_name(sig) == base and _template_args(sig) == wanted]
+
+
+def instances(fns: dict[str, list[str]], base: str, enums: dict[str, int] | None = None) -> list[str]:
+    """Each instance of template `base` in a binary, as a lesson's source
+    spells it (an enumerator by its name), for a message that lists them."""
+    names = {f"({k.split('::')[0]}){v}": k for k, v in (enums or {}).items()}
+    out = []
+    for sig in _demangled(sorted(fns)).values():
+        args = _template_args(sig)
+        if _base_name(sig) == base and args is not None:
+            out.append(f"{base}<{', '.join(names.get(a, a) for a in args)}>")
+    return sorted(set(out))
+
+
+def _known(fns: dict[str, list[str]], kernel: str, enums: dict[str, int] | None) -> str:
+    """'; its instances: ...' where `kernel` names a template that the
+    binary holds other instances of."""
+    base = kernel.split("<")[0].strip()
+    found = instances(fns, base, enums)
+    return f"; its instances: {', '.join(found[:8])}" if found else ""
 
 
 # This module as the process loaded it: what names the memo's dumps.
@@ -127,14 +187,15 @@ def _dump_now(binary: Path) -> dict[str, list[str]]:
     return functions
 
 
-def excerpt(binary: Path, kernel: str, max_lines: int, show: list[str] | None = None) -> list[str]:
+def excerpt(binary: Path, kernel: str, max_lines: int, show: list[str] | None = None,
+            enums: dict[str, int] | None = None) -> list[str]:
     """The instructions of interest in a kernel's machine code: those
     matching `show` (the lesson's [[sass]] `show` for it), else the
     course's usual list (INTERESTING); each distinct shape once, in order."""
     fns = dump(Path(binary))
-    found = kernels_named(fns, kernel)
+    found = kernels_named(fns, kernel, enums)
     if not found:
-        raise SourceError(f"{display_path(binary)}: no kernel {kernel} in the SASS")
+        raise SourceError(f"{display_path(binary)}: no kernel {kernel} in the SASS{_known(fns, kernel, enums)}")
     wanted = re.compile("|".join(f"(?:{p})" for p in show)) if show else INTERESTING
     seen, out = set(), []
     # Unrolled loops repeat one load many times; each distinct
@@ -221,12 +282,14 @@ def check_all(lessons) -> tuple[int, int]:
         newest = max(machine_archs(Path(lesson.binary)), default=0)
         where = f"{lesson.dir}/lesson.toml"
         jobs, names = [], []
+        enums = constants.enum_values(lesson)
         for i, exp in enumerate(lesson.info.sass):
-            found = kernels_named(fns, exp["kernel"])
+            found = kernels_named(fns, exp["kernel"], enums)
             if not found:
                 problems.append(f"{where}:{lesson.info.line(f'sass[{i}].kernel')}: error: kernel {exp['kernel']} "
                                 f"not found in {display_path(lesson.binary)} (a name in the source, such as "
-                                "reduceV9, or a mangled one)")
+                                "reduceV9, an instance as the source spells it, such as "
+                                f"latencyChase<Chase::RemotePtx>, or a mangled name){_known(fns, exp['kernel'], enums)}")
                 continue
             for key in ("patterns", "absent"):
                 for k, pat in enumerate(exp.get(key, [])):

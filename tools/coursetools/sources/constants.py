@@ -55,6 +55,38 @@ def source_constant(lesson: Lesson, name: str) -> str:
                          "(constexpr, const or #define)")
 
 
+def enum_values(lesson: Lesson) -> dict[str, int]:
+    """Each enumerator of the lesson's sources and the shared header as
+    `Enum::Name` with its value (`enum class Tail { Atomic, Store }` gives
+    Tail::Atomic 0 and Tail::Store 1; `= N` with a literal N restarts the
+    count; an enum whose values are expressions is left out). What lets a
+    lesson name a template's instance by its source spelling."""
+    root = manifest.ROOT
+    out: dict[str, int] = {}
+    for rel in (*lesson.sources, *manifest.header_files(root)):
+        code, _ = _lexed(read_source(root / rel, root).decode("utf-8", errors="replace"))
+        for m in re.finditer(r"\benum\s+(?:class\s+|struct\s+)?([A-Za-z_]\w*)\s*(?::\s*[\w:\s]+?)?\{([^{}]*)\}", code):
+            values, nxt = {}, 0
+            for item in (x.strip() for x in m.group(2).split(",")):
+                if not item:
+                    continue
+                name, _, value = (part.strip() for part in item.partition("="))
+                if value:
+                    number = integer_value(value)
+                    if number is None:
+                        values = None
+                        break
+                    nxt = number
+                if not NAME_RE.match(name):
+                    values = None
+                    break
+                values[name] = nxt
+                nxt += 1
+            for name, value in (values or {}).items():
+                out[f"{m.group(1)}::{name}"] = value
+    return out
+
+
 _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
         ast.Mod: operator.mod, ast.LShift: operator.lshift, ast.RShift: operator.rshift}
 

@@ -39,8 +39,10 @@ LESSON_SCHEMA: dict[str, Any] = {
     },
     "timeline": {"args": _ARGS},
     # A kernel, by its name in the source (reduceV9; a template's name takes
-    # every instance) or mangled: the instructions that must be in its
-    # machine code, those that must not, and those its page shows.
+    # every instance), one instance as the source spells it
+    # (latencyChase<Chase::RemotePtx>) or mangled: the instructions that
+    # must be in its machine code, those that must not, and those its page
+    # shows.
     "sass": [{"kernel": str, "patterns": _ARGS, "absent": _ARGS, "show": _ARGS, "why": str}],
     # The day's headline rows as nvbench benchmarks (the lesson's NVBENCH
     # file): the arguments the record runs it with, each nvbench axis named
