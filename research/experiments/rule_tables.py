@@ -6,6 +6,7 @@ recomputed from the committed records with the course's own rule:
     build/venv/bin/python research/experiments/rule_tables.py sweep RECORD SECOND
     build/venv/bin/python research/experiments/rule_tables.py gpus
     build/venv/bin/python research/experiments/rule_tables.py third
+    build/venv/bin/python research/experiments/rule_tables.py same FIRST SECOND
 
 Prints Markdown tables; writes nothing.
 """
@@ -172,6 +173,29 @@ def third() -> None:
     print("\n".join(third_rows()))
 
 
+def same_rows(first: str, second: str) -> list[str]:
+    """Two records of one build made one after the other on one GPU (tags
+    FIRST and SECOND of every lesson that has both): their words pair by
+    pair (twins left out), as `gpus` sets two GPUs side by side."""
+    out = []
+    for folder in sorted((ROOT / "evidence" / "records").iterdir()):
+        a_path, b_path = folder / f"{first}{SUFFIX}", folder / f"{second}{SUFFIX}"
+        if not (a_path.exists() and b_path.exists()):
+            continue
+        a, b = load_record(a_path), load_record(b_path)
+        if a["gpu"]["uuid"] != b["gpu"]["uuid"] or a["sources"]["digest"] != b["sources"]["digest"]:
+            continue  # not two runs of one build on one GPU
+        agreement = replication.compare(a["results"], b["results"])
+        out.append(f"| {folder.name} | {tagged(a)}, {b['tag']} | {agreement.pairs} | {len(agreement.agree)} "
+                   f"| {len(agreement.contradict)} | {len(agreement.undecided)} |")
+    return out
+
+
+def same(first: str, second: str) -> None:
+    head("lesson", "records (GPU)", "pairs", "one word in both", "contradicting", "one *not distinguishable*")
+    print("\n".join(same_rows(first, second)))
+
+
 if __name__ == "__main__":
     what = sys.argv[1] if len(sys.argv) > 1 else ""
     if what == "twins":
@@ -184,5 +208,7 @@ if __name__ == "__main__":
         third()
     elif what == "sweep" and len(sys.argv) == 4:
         sweep(sys.argv[2], sys.argv[3])
+    elif what == "same" and len(sys.argv) == 4:
+        same(sys.argv[2], sys.argv[3])
     else:
         sys.exit(__doc__)

@@ -250,6 +250,14 @@ def test_the_two_gpu_table_of_the_rule_calibration_note_is_what_the_records_give
     # a GPU its set does not name, against the set.
     for row in tables.third_rows():
         assert row in note, f"research/rule-calibration.md lacks the third-GPU row the records give: {row}"
+    # And the two runs of one build on one GPU that the note sets beside
+    # them, named in the note by the command that recomputes them.
+    import re
+    for first, second in re.findall(r"rule_tables\.py same (\S+) (\S+?)`", note):
+        rows = tables.same_rows(first, second)
+        assert rows, f"no records {first} and {second} of one build on one GPU"
+        for row in rows:
+            assert row in note, f"research/rule-calibration.md lacks the two-runs row the records give: {row}"
 
 
 def test_two_records_words_are_sorted_into_agree_contradict_and_undecided():
