@@ -20,13 +20,14 @@ answer with placeholders.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import tempfile
 from pathlib import Path
 
-from ..errors import Diagnostic, EvidenceError, display_path
+from ..errors import Diagnostic, display_path
+from ..evidence import state as ev_state
 from ..evidence.state import LessonState
-from ..record.format import load_json
 from ..sources import manifest
 from ..sources.manifest import Lesson
 from .marks import TemplateProblem
@@ -54,15 +55,6 @@ class DescribeFailed(Exception):
     """The program could not describe itself: why, as one line."""
 
 
-class DescribedState(LessonState):
-    """A lesson's "evidence" as described, never measured: valid for the
-    page API alone, held in memory."""
-
-    @property
-    def valid(self) -> bool:
-        return True
-
-
 def _run(lesson: Lesson, binary: Path, extra: list[str], folder: Path, name: str) -> dict:
     out = folder / f"{name}.json"
     cmd = [str(binary), "--describe", *extra, "--json", str(out)]
@@ -78,10 +70,14 @@ def _run(lesson: Lesson, binary: Path, extra: list[str], folder: Path, name: str
         tail = [line for line in (proc.stderr or proc.stdout).splitlines() if line.strip()][-1:] or ["no output"]
         raise DescribeFailed(f"{shown} exited {proc.returncode}: {tail[0][:200]} (a lesson's host code outside its "
                              "experiments may only reach the GPU through CUDA_CHECK and the header's helpers)")
+    # The author's own program's report, read to check a template and never
+    # kept: plain JSON is enough (a record is read by evidence/'s reader).
     try:
-        data = load_json(out, "the program's --describe output")
-    except EvidenceError as e:
-        raise DescribeFailed(str(e.diagnostics[0]) if e.diagnostics else str(e)) from None
+        data = json.loads(out.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise DescribeFailed(f"{shown} wrote no readable JSON report ({type(e).__name__}: {str(e)[:120]})") from None
+    if not isinstance(data, dict):
+        raise DescribeFailed(f"{shown} wrote JSON that is not an object")
     if data.get("described") is not True:
         raise DescribeFailed(f"{shown} wrote a report without \"described\": true (built before the header "
                              "learned --describe? cmake --build --preset course)")
@@ -151,15 +147,14 @@ def describe(lesson: Lesson) -> dict:
     }
 
 
-def state_of(lesson: Lesson, record: dict) -> DescribedState:
-    """Two described GPUs of one record: a page that names each GPU of
-    its set, or says where they differ, renders as it will with two."""
+def state_of(lesson: Lesson, record: dict) -> LessonState:
+    """Two described GPUs of one record, held in memory as a promoted set
+    would be (the page API reads nothing else): a page that names each GPU
+    of its set, or says where they differ, renders as it will with two.
+    Never written anywhere."""
     other = dict(record, gpu=dict(record["gpu"], uuid="GPU-describe-2"))
-    names = ["(described 0)", "(described 1)"]
-    st = DescribedState(lesson, "described", [], {"promoted_by": "(described)", "promoted_at": "described",
-                                                   "commit": "described", "tag": "described"}, names)
-    st._loaded.update(zip(names, [record, other]))
-    return st
+    entry = {"promoted_by": "(described)", "promoted_at": "described", "commit": "described", "tag": "described"}
+    return ev_state.fixture(lesson, [record, other], entry)
 
 
 class DescribedPage(Page):
