@@ -77,7 +77,7 @@ constexpr int kV9Waves = 5;
 
 // The ladder's two sizes: 2^24 - 611 (under 2^24, so the exact check runs
 // at full size; 611 = 13 x 47 leaves a ragged tail for every bounds check)
-// and 2^28 (1 GiB, 18 times the H200's L2).
+// and 2^28 (1 GiB, 17 times the H200's 60 MiB L2).
 constexpr size_t kLadderSmall = 16777216ull - 611ull;
 constexpr size_t kLadderLarge = 1ull << 28;
 

@@ -253,9 +253,11 @@ __global__ void reduceClusterDsm(const float* __restrict__ in, size_t n,
 
 #ifndef DAY77_DROP_TRAILING_CLUSTER_SYNC
     // Without this barrier a non-zero rank may exit while rank 0 is still
-    // reading its shared memory. On the H200 that is not a silent race: the
-    // read of an exited block's shared memory faults, and the launch fails
-    // (the page shows the review's run of the build without it).
+    // reading its shared memory, which the CUDA C++ Programming Guide
+    // forbids ("Distributed Shared Memory"; checked 2026-11-29).
+    // On the H200 the review's run of all groups built without it fails
+    // with cudaErrorLaunchFailure (the page shows it); which kernel faulted
+    // first, the record does not say.
     cluster.sync();
 #endif
     // end snippet
