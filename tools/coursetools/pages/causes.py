@@ -110,8 +110,9 @@ class PageCauses:
         `show` list where it declares one."""
         show = next((list(e["show"]) for e in self._lesson.info.sass if e["kernel"] == kernel and e.get("show")),
                     None)
-        lines = sass.excerpt(Path(self._lesson.binary), kernel, max_lines, show,
-                             constants.enum_values(self._lesson))
+        # An instance as the source spells it needs the lesson's enumerators.
+        named = {"enums": constants.enum_values(self._lesson)} if "<" in kernel else {}
+        lines = sass.excerpt(Path(self._lesson.binary), kernel, max_lines, show, **named)
         body = "\n".join(lines) + "\n"
         return (code_span(label) + mark(" (`cuobjdump --dump-sass`, instructions of interest):") + "\n\n"
                 + mark_block(f"```text\n{body}```\n"))
