@@ -136,7 +136,7 @@ del sys
 def test_an_authors_check_of_one_day_runs_every_check_of_that_day(course):
     r = course("check", "day58_pdl")
     assert r.code == 0, r.err
-    for step in ("built", "snippet(s)", "page rendered", "prose read", "machine-code expectation(s) hold",
+    for step in ("built", "snippet(s)", "page rendered", "prose read", "machine-code pattern(s)",
                  "ctest --preset course -R day58_pdl"):
         assert step in r.out, r.out
     bad = course("check", "day99_nonexistent")
