@@ -193,3 +193,22 @@ def test_a_described_json_is_refused_by_compare_as_a_run(course, in_tmp, monkeyp
     subprocess.run([lesson.binary, "--describe", "--json", str(out)], check=True)
     r = course("evidence", "compare", "day99_fake", str(out), str(out))
     assert r.code == 2 and "written with --describe" in r.err
+
+
+def test_a_miss_names_the_field_that_leaves_no_row_and_the_nearest_value(in_tmp, monkeypatch):
+    lesson = fake(in_tmp, monkeypatch, '# Day 99\n\n{{ page.measured("gbps", ",.0f", version="v8", timing="cold") }}\n')
+    diags, _ = described.check(lesson)
+    assert len(diags) == 1
+    assert "no row has version='v8'; they have version = 'cub', 'v9'; did you mean 'v9'?" in diags[0].message
+
+
+def test_a_table_that_selects_no_row_is_a_mistake(in_tmp, monkeypatch):
+    lesson = fake(in_tmp, monkeypatch, '# Day 99\n\n{{ page.table([["row", "version", ""]], version="v9", elements=4096) }}\n')
+    diags, _ = described.check(lesson)
+    assert len(diags) == 1 and diags[0].line == 3 and "elements=4096" in diags[0].message
+
+
+def test_a_chart_label_naming_a_field_no_row_has_is_a_mistake(in_tmp, monkeypatch):
+    lesson = fake(in_tmp, monkeypatch, '# Day 99\n\n{{ page.plot("bars", "Bars", "gbps", "{verison}", timing="cold") }}\n')
+    diags, _ = described.check(lesson)
+    assert len(diags) == 1 and "'{verison}', a field none of its rows has" in diags[0].message

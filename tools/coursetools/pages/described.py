@@ -173,13 +173,38 @@ class DescribedPage(Page):
             out = attr(*args, **kwargs)
             values = out.values() if isinstance(out, dict) else [out]
             empty_chart = name in DescribedPage.CHARTS and out == ""
-            if empty_chart or any(isinstance(v, str) and UNMEASURED in v for v in values):
+            empty_table = name == "table" and isinstance(out, str) and \
+                sum(line.startswith("|") for line in out.splitlines()) <= 2  # its head alone
+            if empty_chart or empty_table or any(isinstance(v, str) and UNMEASURED in v for v in values):
                 shown = ", ".join([repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()])
                 raise TemplateProblem(f"page.{name}({shown[:300]}) finds nothing among the rows the program "
-                                      "describes (--describe): a name, size or field it never produces")
+                                      f"describes (--describe){self._why_nothing(args, kwargs)}")
             return out
 
         return checked
+
+    def _why_nothing(self, args: tuple, kwargs: dict) -> str:
+        """Which selector misses: the first of its fields that leaves no
+        row, with the values the rows there have, and the nearest."""
+        import difflib
+
+        rows = super().__getattribute__("_rows")
+        known = {k for row in rows for k in row}
+        selectors = [a for a in args if isinstance(a, dict)] + [{k: v for k, v in kwargs.items() if k in known}]
+        for where in selectors:
+            left, named = rows, []
+            for k, v in where.items():
+                narrowed = [r for r in left if r.get(k) == v]
+                if not narrowed:
+                    have = sorted({r[k] for r in left if k in r and not isinstance(r[k], list)}, key=str)
+                    if not have:
+                        return f": no row{' with ' + ', '.join(named) if named else ''} has a field '{k}'"
+                    near = difflib.get_close_matches(str(v), [str(h) for h in have], n=1, cutoff=0.5)
+                    listed = ", ".join(map(repr, have[:12])) + (", ..." if len(have) > 12 else "")
+                    return (f": no row{' with ' + ', '.join(named) if named else ''} has {k}={v!r}; "
+                            f"they have {k} = {listed}" + (f"; did you mean {near[0]!r}?" if near else ""))
+                left, named = narrowed, named + [f"{k}={v!r}"]
+        return ": a name, size or field it never produces"
 
     def sweep_plot(self, name: str, title: str, series: list, *args, **kwargs) -> str:
         for legend, where in series:

@@ -87,7 +87,12 @@ class PageFigures:
 
         def draw(p):
             bars = []
-            for row in p._select(where):
+            selected = p._select(where)
+            unknown = [f for f in re.findall(r"\{([a-z_]+)\}", label) if selected and all(f not in r for r in selected)]
+            if unknown:
+                raise TemplateProblem(f"plot '{name}': the label names '{{{unknown[0]}}}', a field none of its rows has; "
+                                      f"they have: {', '.join(sorted({k for r in selected for k in r}))}")
+            for row in selected:
                 v = p._field(row, value)
                 if v is None:
                     continue
