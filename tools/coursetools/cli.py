@@ -91,6 +91,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("lesson", help="the lesson: its folder's name under lessons/")
     s.set_defaults(func=c.cmd_check)
 
+    s = sub.add_parser("page-api", help="every helper a page template can call, with its arguments",
+                       formatter_class=fmt)
+    s.add_argument("name", nargs="?", help="one helper, in full (page.plot, lesson.constant)")
+    s.set_defaults(func=c.cmd_page_api)
+
     s = sub.add_parser("new", help="scaffold a new day that builds and passes every test", formatter_class=fmt)
     s.add_argument("name", help="the lesson, dayNN_topic (lower-case letters, digits, underscores)")
     s.add_argument("--topic", default="", help="one line for the day's title (default: from the name)")

@@ -111,6 +111,38 @@ def cmd_render(args) -> int:
     return EXIT_OK
 
 
+def cmd_page_api(args) -> int:
+    """The page API as its code states it: each public helper of `page`
+    and `lesson`, its signature and its docstring (so the list cannot fall
+    behind the helpers)."""
+    import inspect
+
+    from .pages.page import LessonView, Page
+
+    helpers = {}
+    for prefix, cls in (("page", Page), ("lesson", LessonView)):
+        for name, fn in sorted(inspect.getmembers(cls, inspect.isfunction)):
+            if not name.startswith("_"):
+                helpers[f"{prefix}.{name}"] = fn
+    helpers["snippet"] = Page.snippet
+    if args.name:
+        if args.name not in helpers:
+            raise UsageError(f"no helper '{args.name}'; the helpers: {', '.join(helpers)}")
+        helpers = {args.name: helpers[args.name]}
+    for shown, fn in helpers.items():
+        plain = inspect.signature(fn)
+        params = [q.replace(annotation=inspect.Parameter.empty) for q in plain.parameters.values() if q.name != "self"]
+        sig = str(plain.replace(parameters=params, return_annotation=inspect.Signature.empty))
+        doc = inspect.getdoc(fn) or ""
+        print(f"{shown}{sig}")
+        text = doc if args.name else doc.split("\n\n")[0]
+        print("".join(f"    {line}\n" for line in text.splitlines()) if text else "", end="")
+    if not args.name:
+        print("\none helper whole: tools/course page-api page.plot; fields a selector may name: the rows' "
+              "(build/bin/DAY --describe --json F lists them)")
+    return EXIT_OK
+
+
 def cmd_prose(args) -> int:
     from .pages import prose
 
@@ -233,7 +265,8 @@ def cmd_new(args) -> int:
     written = scaffold.new_lesson(args.name, args.topic, args.min_cc)
     print("new: wrote " + ", ".join(display_path(p) for p in written))
     print(f"new: configure so the build knows it (cmake --preset course), then check it alone: tools/course check "
-          f"{args.name} (about a minute); everything: the README's two commands")
+          f"{args.name} (about a minute); the page's helpers: tools/course page-api; everything: the README's "
+          "two commands")
     return EXIT_OK
 
 

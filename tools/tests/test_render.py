@@ -207,3 +207,19 @@ def test_twins_are_counted_as_the_records_false_call_rate(lesson):
               for k, v in page.twins(group="s").items()}
     assert page.twins(group="s").get("slower")  # looked up by the plain word
     assert counts == {"slower": "1", "the same": "1"}
+
+
+def test_the_page_api_is_listed_from_the_helpers_themselves(course):
+    """`course page-api` reads the helpers' signatures and docstrings, so a
+    helper added or changed is listed as it is."""
+    from coursetools.pages.page import Page
+
+    r = course("page-api")
+    assert r.code == 0
+    for name in ("measured", "compare", "plot", "table", "counter", "sass"):
+        assert f"page.{name}(" in r.out
+        assert (getattr(Page, name).__doc__ or "").split()[0] in r.out
+    one = course("page-api", "page.plot")
+    assert one.code == 0 and one.out.startswith("page.plot(name, title, value, label='{mode}'")
+    bad = course("page-api", "page.plott")
+    assert bad.code == 2 and "page.plot," in bad.err
