@@ -356,3 +356,23 @@ def test_record_refuses_a_run_without_a_gpu(in_tmp, monkeypatch):
                       profile=False)
     assert "nothing shows that a GPU ran" in str(e.value) and "no NVIDIA driver" in str(e.value)
     assert not (in_tmp / "evidence" / "records" / "day99_fake" / "t.json.bz2").exists()
+
+
+@pytest.mark.skipif(shutil.which("c++filt") is None, reason="binutils' c++filt is not installed")
+def test_a_template_instance_is_named_as_the_source_spells_it():
+    """[[sass]] and page.sass take `latencyChase<Chase::RemotePtx>`: the
+    enumerator resolved from the lesson's code, matched against the
+    demangled instance, and a miss lists the instances there are."""
+    from coursetools.binaries import sass
+
+    fns = {"_Z12latencyChaseIL5Chase0EEvPKjPy": ["LDS R1"], "_Z12latencyChaseIL5Chase2EEvPKjPy": ["LD.E R1"],
+           "_Z15sharedBandwidthILb1EEvPfi": ["LDS"], "_Z11atomicsOnlymPf": ["RED"]}
+    enums = {"Chase::LocalShared": 0, "Chase::RemoteMapped": 1, "Chase::RemotePtx": 2}
+    assert sass.kernels_named(fns, "latencyChase<Chase::RemotePtx>", enums) == ["_Z12latencyChaseIL5Chase2EEvPKjPy"]
+    assert sass.kernels_named(fns, "latencyChase< Chase::LocalShared >", enums) == ["_Z12latencyChaseIL5Chase0EEvPKjPy"]
+    assert sass.kernels_named(fns, "sharedBandwidth<true>", enums) == ["_Z15sharedBandwidthILb1EEvPfi"]
+    assert len(sass.kernels_named(fns, "latencyChase", enums)) == 2
+    assert sass.kernels_named(fns, "latencyChase<Chase::RemoteMapped>", enums) == []
+    assert sass.instances(fns, "latencyChase", enums) == ["latencyChase<Chase::LocalShared>",
+                                                          "latencyChase<Chase::RemotePtx>"]
+    assert sass.spelled("atomicsOnly(unsigned long, float*)") == "atomicsOnly"

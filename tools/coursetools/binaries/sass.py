@@ -118,16 +118,20 @@ def kernels_named(fns: dict[str, list[str]], kernel: str, enums: dict[str, int] 
     return [m for m, sig in signatures.items() if _base_name(sig) == base and _template_args(sig) == wanted]
 
 
+def spelled(signature: str, enums: dict[str, int] | None = None) -> str:
+    """A function as a lesson's source spells it: 'latencyChase<Chase::RemotePtx>'
+    for 'void latencyChase<(Chase)2>(...)', a plain function by its name."""
+    names = {f"({k.split('::')[0]}){v}": k for k, v in (enums or {}).items()}
+    args = _template_args(signature)
+    base = _base_name(signature)
+    return base if args is None else f"{base}<{', '.join(names.get(a, a) for a in args)}>"
+
+
 def instances(fns: dict[str, list[str]], base: str, enums: dict[str, int] | None = None) -> list[str]:
     """Each instance of template `base` in a binary, as a lesson's source
     spells it (an enumerator by its name), for a message that lists them."""
-    names = {f"({k.split('::')[0]}){v}": k for k, v in (enums or {}).items()}
-    out = []
-    for sig in _demangled(sorted(fns)).values():
-        args = _template_args(sig)
-        if _base_name(sig) == base and args is not None:
-            out.append(f"{base}<{', '.join(names.get(a, a) for a in args)}>")
-    return sorted(set(out))
+    return sorted({spelled(sig, enums) for sig in _demangled(sorted(fns)).values()
+                   if _base_name(sig) == base and _template_args(sig) is not None})
 
 
 def _known(fns: dict[str, list[str]], kernel: str, enums: dict[str, int] | None) -> str:
@@ -302,7 +306,8 @@ def check_all(lessons) -> tuple[int, int]:
         hits, hung = _matches(jobs)
         for n, (i, key, k, exp, fn) in enumerate(names):
             line = lesson.info.line(f"sass[{i}].{key}")
-            label = exp["kernel"] if fn == exp["kernel"] else f"{exp['kernel']} ({fn})"
+            label = exp["kernel"] if fn == exp["kernel"] else \
+                f"{exp['kernel']} ({spelled(_demangled([fn])[fn], enums)}, {fn})"
             if hung is not None and n == hung:
                 problems.append(f"{where}:{line}: error: {label}: pattern /{exp[key][k][:60]}/ ran past "
                                 f"{PATTERN_SECONDS} s of CPU time (it backtracks without end); write it without "
