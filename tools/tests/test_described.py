@@ -212,3 +212,16 @@ def test_a_chart_label_naming_a_field_no_row_has_is_a_mistake(in_tmp, monkeypatc
     lesson = fake(in_tmp, monkeypatch, '# Day 99\n\n{{ page.plot("bars", "Bars", "gbps", "{verison}", timing="cold") }}\n')
     diags, _ = described.check(lesson)
     assert len(diags) == 1 and "'{verison}', a field none of its rows has" in diags[0].message
+
+
+def test_a_timeline_program_not_built_leaves_its_rows_unchecked_and_says_so(in_tmp, monkeypatch):
+    """The course's build leaves the timeline programs out (check DAY builds
+    its day's): a page's timeline helpers then pass, and the check says
+    what it did not check."""
+    import dataclasses
+
+    lesson = fake(in_tmp, monkeypatch, '# Day 99\n\n{{ page.timeline("span_us", ".1f", schedule="v9") }}\n'
+                                       '{{ page.timeline_plot("tl", "Blocks", schedule="v9") }}\n')
+    lesson = dataclasses.replace(lesson, timeline_target="day99_fake_timeline")
+    diags, said = described.check(lesson)
+    assert diags == [] and "the timeline build's not checked (not built since the program" in said

@@ -30,7 +30,8 @@ from ..evidence import state as ev_state
 from ..evidence.state import LessonState
 from ..sources import manifest
 from ..sources.manifest import Lesson
-from .marks import TemplateProblem
+from .formats import number as number_format
+from .marks import TemplateProblem, mark
 from .page import Page
 from .rows import UNMEASURED
 
@@ -122,7 +123,9 @@ def describe(lesson: Lesson) -> dict:
                     for i, run in enumerate(lesson.info.profile_runs)] if lesson.info.metrics else []
         timeline = None
         tl_binary = binary.parent / lesson.timeline_target if lesson.timeline_target else None
-        if tl_binary is not None and tl_binary.is_file():
+        # One older than the program is an earlier build's (the course's
+        # build leaves the timeline program out): not described, as if absent.
+        if tl_binary is not None and tl_binary.is_file() and tl_binary.stat().st_mtime >= binary.stat().st_mtime:
             timeline = _run(lesson, tl_binary, list(lesson.info.timeline_args), folder, "timeline")
     results = {k: timed.get(k) for k in ("lesson", "gpu", "settings", "checks", "decisions")}
     results["rows"] = _placeholders(timed.get("rows") or [])
@@ -206,6 +209,22 @@ class DescribedPage(Page):
                 left, named = narrowed, named + [f"{k}={v!r}"]
         return ": a name, size or field it never produces"
 
+    def _timeline_unbuilt(self) -> bool:
+        """No timeline program in this build to describe (the course's
+        build leaves it out; `check DAY` builds it): its rows go unchecked."""
+        record = super().__getattribute__("_record") or {}
+        return bool(self._lesson.timeline_target) and not record.get("timeline")
+
+    def timeline(self, field: str, fmt: str = ".1f", **where) -> str:
+        if self._timeline_unbuilt():
+            return mark(number_format(0.0, fmt))
+        return super().timeline(field, fmt, **where)
+
+    def timeline_plot(self, name: str, title: str, note: str = "", scale: dict | None = None, **where) -> str:
+        if self._timeline_unbuilt():
+            return "\n"  # nothing to draw, and nothing to hold it to
+        return super().timeline_plot(name, title, note, scale, **where)
+
     def sweep_plot(self, name: str, title: str, series: list, *args, **kwargs) -> str:
         for legend, where in series:
             if not self._select(where):
@@ -241,6 +260,9 @@ def check(lesson: Lesson) -> tuple[list[Diagnostic], str]:
     _, diags, _ = render.render_lesson(lesson, state=state_of(lesson, record), page_class=DescribedPage)
     rows = record["results"]["rows"]
     profiled = sum(len(run["rows"]) for run in (record["profile"] or {}).get("runs", []))
-    timeline = len(((record["timeline"] or {}).get("results") or {}).get("rows", []))
+    timeline = (f"{len(record['timeline']['results']['rows'])} from the timeline build" if record["timeline"]
+                else f"the timeline build's not checked (not built since the program: cmake --build "
+                     f"{display_path(manifest.build_dir())} --target {lesson.timeline_target})" if lesson.timeline_target
+                else "no timeline build")
     return diags, (f"template checked against the rows the program describes (--describe): {len(rows):,} timed, "
-                   f"{profiled} profiled, {timeline} from the timeline build")
+                   f"{profiled} profiled, {timeline}")
