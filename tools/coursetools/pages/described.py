@@ -13,8 +13,9 @@ counter of a row it never profiles) is then the template's mistake, named
 at its template line, long before a GPU run and a signed promotion. Nothing
 rendered here is written anywhere, and the placeholders never reach a page.
 
-What a description cannot check: the review's steps, nvbench's states and
-a counter's kernel index (a description runs none of them); those helpers
+What a description cannot check: the review's steps, nvbench's states, a
+counter's kernel index and value (a description runs none of them), and
+the timeline rows where the build has no timeline program; those helpers
 answer with placeholders.
 """
 
