@@ -188,6 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--fix", action="store_true", help="rewrite the sources instead of checking them")
     s.set_defaults(func=c.cmd_format)
     s = sub.add_parser("sass", help="check each lesson's declared machine-code expectations")
+    s.add_argument("lesson", nargs="*", help="only these lessons (dayNN_topic); every lesson if none")
     s.set_defaults(func=c.cmd_sass)
 
     s = sub.add_parser("site", help="the static site")

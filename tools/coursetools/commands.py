@@ -420,9 +420,9 @@ def cmd_format(args) -> int:
 def cmd_sass(args) -> int:
     from .binaries import sass
 
-    lessons, _ = _lessons()
-    checked, skipped = sass.check_all(lessons)
-    print(f"sass: {checked} declared expectation(s) hold in the built binaries"
+    _, chosen = _lessons(args.lesson)
+    checked, skipped = sass.check_all(chosen)
+    print(f"sass: {checked} declared expectation(s) hold in the built binaries of {len(chosen)} lesson(s)"
           + (f"; {skipped} name instructions newer than the machine code built (not applicable here)"
              if skipped else ""))
     return EXIT_OK
