@@ -43,9 +43,15 @@ def _tool(name: str) -> str:
     return found
 
 
-def _demangled(names: list[str]) -> dict[str, str]:
-    """Each mangled name's C++ signature (binutils' c++filt; a name it
-    cannot read stays as it is)."""
+def _signatures(fns: dict[str, list[str]]) -> dict[str, str]:
+    """Each function of a dump by its mangled name, as its C++ signature."""
+    return _demangled(tuple(sorted(fns)))
+
+
+@functools.lru_cache(maxsize=8)
+def _demangled(names: tuple[str, ...]) -> dict[str, str]:
+    """Each mangled name's C++ signature (binutils' c++filt, once for a
+    binary's names; a name it cannot read stays as it is)."""
     filt = shutil.which("c++filt")
     if not filt or not names:
         return {n: n for n in names}
@@ -99,6 +105,12 @@ def _plain_arg(arg: str) -> str:
     return re.sub(r"\b(\d+)[uUlL]+\b", r"\1", "".join(arg.split()))
 
 
+def _casts(enums: dict[str, int] | None) -> dict[str, str]:
+    """Each enumerator as a demangled template argument spells it:
+    'Chase::RemotePtx' as '(Chase)2'."""
+    return {name: f"({name.split('::')[0]}){value}" for name, value in (enums or {}).items()}
+
+
 def kernels_named(fns: dict[str, list[str]], kernel: str, enums: dict[str, int] | None = None) -> list[str]:
     """The functions of a binary a declaration means: its mangled name;
     every function whose name in the source is `kernel` (each instance of a
@@ -108,20 +120,19 @@ def kernels_named(fns: dict[str, list[str]], kernel: str, enums: dict[str, int] 
     constants.enum_values)."""
     if kernel in fns:
         return [kernel]
-    signatures = _demangled(sorted(fns))
+    signatures = _signatures(fns)
     if "<" not in kernel:
         return [m for m, sig in signatures.items() if _base_name(sig) == kernel]
     base = kernel[:kernel.index("<")].strip()
-    wanted = _template_args(kernel) or []
-    wanted = [_plain_arg(f"({a.split('::')[0]}){enums[a]}") if a in (enums or {}) else a
-              for a in (w.strip() for w in wanted)]
+    casts = _casts(enums)
+    wanted = [casts.get(a, a) for a in _template_args(kernel) or []]
     return [m for m, sig in signatures.items() if _base_name(sig) == base and _template_args(sig) == wanted]
 
 
 def spelled(signature: str, enums: dict[str, int] | None = None) -> str:
     """A function as a lesson's source spells it: 'latencyChase<Chase::RemotePtx>'
     for 'void latencyChase<(Chase)2>(...)', a plain function by its name."""
-    names = {f"({k.split('::')[0]}){v}": k for k, v in (enums or {}).items()}
+    names = {cast: name for name, cast in _casts(enums).items()}
     args = _template_args(signature)
     base = _base_name(signature)
     return base if args is None else f"{base}<{', '.join(names.get(a, a) for a in args)}>"
@@ -130,7 +141,7 @@ def spelled(signature: str, enums: dict[str, int] | None = None) -> str:
 def instances(fns: dict[str, list[str]], base: str, enums: dict[str, int] | None = None) -> list[str]:
     """Each instance of template `base` in a binary, as a lesson's source
     spells it (an enumerator by its name), for a message that lists them."""
-    return sorted({spelled(sig, enums) for sig in _demangled(sorted(fns)).values()
+    return sorted({spelled(sig, enums) for sig in _signatures(fns).values()
                    if _base_name(sig) == base and _template_args(sig) is not None})
 
 
@@ -307,7 +318,7 @@ def check_all(lessons) -> tuple[int, int]:
         for n, (i, key, k, exp, fn) in enumerate(names):
             line = lesson.info.line(f"sass[{i}].{key}")
             label = exp["kernel"] if fn == exp["kernel"] else \
-                f"{exp['kernel']} ({spelled(_demangled([fn])[fn], enums)}, {fn})"
+                f"{exp['kernel']} ({spelled(_signatures(fns)[fn], enums)}, {fn})"
             if hung is not None and n == hung:
                 problems.append(f"{where}:{line}: error: {label}: pattern /{exp[key][k][:60]}/ ran past "
                                 f"{PATTERN_SECONDS} s of CPU time (it backtracks without end); write it without "
