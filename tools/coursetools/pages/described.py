@@ -192,7 +192,7 @@ class DescribedPage(Page):
         row, with the values the rows there have, and the nearest."""
         import difflib
 
-        rows = super().__getattribute__("_rows")
+        rows = self._rows
         known = {k for row in rows for k in row}
         selectors = [a for a in args if isinstance(a, dict)] + [{k: v for k, v in kwargs.items() if k in known}]
         for where in selectors:
@@ -213,7 +213,7 @@ class DescribedPage(Page):
     def _timeline_unbuilt(self) -> bool:
         """No timeline program in this build to describe (the course's
         build leaves it out; `check DAY` builds it): its rows go unchecked."""
-        record = super().__getattribute__("_record") or {}
+        record = self._record or {}
         return bool(self._lesson.timeline_target) and not record.get("timeline")
 
     def timeline(self, field: str, fmt: str = ".1f", **where) -> str:

@@ -43,10 +43,9 @@ def _verdict_from(x) -> cmp.Verdict | None:
         word, ratio, low, high, a, b = x
         if word not in cmp.WORDS or not all(isinstance(v, float) for v in (ratio, low, high)):
             return None
-        sa, sb = cmp.Summary(*a), cmp.Summary(*b)
         if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (*a, *b)):
             return None
-        return cmp.Verdict(word, ratio, low, high, sa, sb)
+        return cmp.Verdict(word, ratio, low, high, cmp.Summary(*a), cmp.Summary(*b))
     except (TypeError, ValueError):
         return None
 
