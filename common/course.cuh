@@ -21,16 +21,17 @@
 #include "course/launch.cuh"
 #include "course/memory.cuh"
 
-// The harness: a lesson's rows as data (experiment.cuh: checked, then
-// timed together), timing in three modes (cold, batch, graph), the results
-// as JSON, variants as tables, the command line, the capability gate, the
-// lesson's opening and report, profiling and timelines.
+// The harness: a lesson's plan as data (experiment.cuh: rows checked,
+// then timed together; probes; timelines) and its run (lesson.cuh), timing
+// in three modes (cold, batch, graph), the report as JSON, variants as
+// tables, the command line, the capability gate, profiling and timelines.
 #include "course/cli.cuh"
 #include "course/experiment.cuh"
 #include "course/gpu.cuh"
 #include "course/json.cuh"
 #include "course/lesson.cuh"
 #include "course/profile.cuh"
+#include "course/report.cuh"
 #include "course/sampling.cuh"
 #include "course/sets.cuh"
 #include "course/timeline.cuh"

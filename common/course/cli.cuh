@@ -27,17 +27,18 @@ namespace course {
 constexpr long long kMaxSamples = 10000;
 
 struct Args {
-    size_t size = 0;         // 0: the lesson's own default
+    size_t size = 0;         // 0: the lesson's own sizes
     std::string json;        // empty: no JSON file
-    std::string only;        // empty: every variant
+    std::string only;        // empty: every row and group
     int samples = 0;         // 0: TimingOptions' default
     bool quick = false;      // the small run CTest and the sanitizers make
     bool checkOnly = false;  // check every row, time nothing (sanitizers)
     bool profile = false;    // check, then run each row once, for ncu
-    // List the checks, rows and settings a run with the other arguments
-    // would make, touching no GPU: what the tools check a page's template
-    // against before any record exists.
-    bool describe = false;
+    bool list = false;       // print the plan from the lesson's data; no GPU
+    bool help = false;
+    // The seed of the rows' order in every set (0: one drawn for this run;
+    // the record keeps it either way, so any run's order can be made again).
+    unsigned long long seed = 0;
 };
 
 // Parses a whole number: digits only (no sign, no space, no 0x), and no
@@ -114,7 +115,7 @@ constexpr int kMinMinor = COURSE_MIN_CC % 10;
 
 // The lesson's name, its CMake target, passed the same way
 // (-DCOURSE_LESSON=dayNN_topic); a program built otherwise (an
-// experiment) names itself in its LessonSpec.
+// experiment) names itself in its About.
 #define COURSE_NAME_TEXT2(x) #x
 #define COURSE_NAME_TEXT(x) COURSE_NAME_TEXT2(x)
 #ifdef COURSE_LESSON
@@ -123,40 +124,59 @@ constexpr const char* kLessonName = COURSE_NAME_TEXT(COURSE_LESSON);
 constexpr const char* kLessonName = "course-program";
 #endif
 
-// What a lesson declares about itself for its opening, by name:
-//   course::begin(argc, argv, {.variants = course::namesOf(kVersions),
-//                              .bytesPerElement = 8.0, .about = "..."});
-struct LessonSpec {
-    const char* name = kLessonName;          // the CMake target
-    bool clusters = false;                   // needs thread block clusters
-    std::vector<std::string> variants = {};  // the names --only accepts
-    // Device bytes the lesson allocates per element of --size, so a size
-    // that cannot fit is refused before any allocation (0: no check).
-    double bytesPerElement = 0.0;
-    const char* about = "";  // one paragraph for --help: what --size means
-    // The largest --size the lesson takes (its checks' limit: day 77's sums
-    // of ones are exact below 2^24), refused with the other arguments.
-    size_t maxSize = SIZE_MAX;
+// What a lesson says about itself, by name:
+//   course::Lesson l(argc, argv, {.text = "...", .unit = "elements", ...});
+struct About {
+    const char* name = kLessonName;  // the CMake target
+    const char* text = "";           // one paragraph for --help
+    const char* unit = "elements";   // what --size N counts, for --help
+    // The field that holds a step's size in each of its rows.
+    const char* sizeField = "elements";
+    // Device bytes the lesson allocates per unit of --size: a size that
+    // cannot fit is refused before the GPU is asked (see kMaxDeviceBytes),
+    // and a planned size this GPU cannot hold is left out, said so.
+    double bytesEach = 0.0;
+    size_t maxSize = SIZE_MAX;  // the largest --size its checks allow
+    bool clusters = false;      // needs thread block clusters
+    // The settings the lesson's setup records from the GPU it runs on (a
+    // grid sized to the machine): listed by name, known only when run.
+    std::vector<std::string> gpuSettings = {};
 };
 
-[[noreturn]] inline void usage(const LessonSpec& spec, const std::string& why) {
-    std::fprintf(stderr, "%s: %s\n", spec.name, why.c_str());
+// More device memory than any GPU of 2026 has (the H200: 141 GB, the
+// B200: 180 GB): a --size whose buffers need more is refused at once, on a
+// machine with or without a GPU, rather than after the capability gate.
+constexpr double kMaxDeviceBytes = 256.0 * (1ull << 30);
+
+// The largest --size: the lesson's own limit, or what kMaxDeviceBytes holds.
+inline size_t largestSize(const About& about) {
+    return about.bytesEach > 0.0
+               ? std::min(about.maxSize, static_cast<size_t>(kMaxDeviceBytes /
+                                                             about.bytesEach))
+               : about.maxSize;
+}
+
+[[noreturn]] inline void usage(const About& about, const std::string& why) {
+    std::fprintf(stderr, "%s: %s\n", about.name, why.c_str());
     std::fprintf(stderr,
                  "usage: %s [--size N] [--only NAME] [--samples N] [--quick] "
-                 "[--check-only] [--json FILE] [--profile] [--describe]\n",
-                 spec.name);
+                 "[--check-only] [--json FILE] [--profile] [--list] "
+                 "[--seed N]\n",
+                 about.name);
     std::exit(kExitUsage);
 }
 
-inline void printHelp(const LessonSpec& spec) {
+// --help: what each option does here, --size in this lesson's own unit,
+// and the names --only takes (the lesson's rows and groups).
+inline void printHelp(const About& about,
+                      const std::vector<std::string>& names) {
     std::printf(
         "usage: %s [--size N] [--only NAME] [--samples N] [--quick] "
-        "[--check-only] [--json FILE] [--profile] [--describe]\n\n%s\n\n"
-        "  --size N      elements (a whole number; refused if the buffers "
-        "would not fit)\n"
-        "  --only NAME   one variant:",
-        spec.name, spec.about);
-    for (const std::string& v : spec.variants) {
+        "[--check-only] [--json FILE] [--profile] [--list] [--seed N]\n\n"
+        "%s\n\n  --size N      %s (a whole number; one size instead of the "
+        "lesson's own)\n  --only NAME   one row or group:",
+        about.name, about.text, about.unit);
+    for (const std::string& v : names) {
         std::printf(" %s", v.c_str());
     }
     std::printf(
@@ -166,17 +186,19 @@ inline void printHelp(const LessonSpec& spec) {
         "  --quick       the small run CTest and the sanitizers make\n"
         "  --check-only  check every row, time nothing (for sanitizers)\n"
         "  --json FILE   also write the results as JSON\n"
-        "  --profile     check, then run each profiled row once (for ncu)\n"
-        "  --describe    list the checks, rows and settings this run would "
-        "make (with\n                --json: as JSON), without a GPU: "
-        "nothing is run or timed\n"
+        "  --profile     check, then run each row once (for ncu)\n"
+        "  --list        print the checks, rows and comparisons a run with "
+        "these options\n                would make (with --json: as JSON); "
+        "needs no GPU, runs nothing\n"
+        "  --seed N      the seed of the rows' order in each set (default: "
+        "drawn, and kept\n                in the results)\n"
         "  (--name=value is --name value)\n"
         "exit: 0 all checks passed, 1 a wrong result or CUDA error, 2 "
         "waived (no suitable GPU), 64 bad command line\n",
         kMaxSamples);
 }
 
-inline Args parseArgs(const LessonSpec& spec, int argc, char** argv) {
+inline Args parseArgs(const About& about, int argc, char** argv) {
     Args a;
     for (int i = 1; i < argc; ++i) {
         std::string arg = argv[i];
@@ -195,7 +217,7 @@ inline Args parseArgs(const LessonSpec& spec, int argc, char** argv) {
                 return inlined.c_str();
             }
             if (i + 1 >= argc) {
-                usage(spec, arg + " expects a value");
+                usage(about, arg + " expects a value");
             }
             return argv[++i];
         };
@@ -203,23 +225,23 @@ inline Args parseArgs(const LessonSpec& spec, int argc, char** argv) {
         // A flag takes no value: "--quick=1" is refused, whatever the flag
         // (--help among them), before it acts.
         const bool flag = arg == "--quick" || arg == "--check-only" ||
-                          arg == "--profile" || arg == "--describe" ||
+                          arg == "--profile" || arg == "--list" ||
                           arg == "--help" || arg == "-h";
         if (flag && hasInline) {
-            usage(spec,
+            usage(about,
                   arg + " takes no value, got '" + arg + "=" + inlined + "'");
         }
         if (arg == "--size") {
             const char* v = value();
             if (!parseWhole(v, SIZE_MAX, x) || x == 0) {
-                usage(spec, std::string("--size expects a whole number of "
-                                        "elements above 0, got '") +
-                                v + "'");
+                usage(about, std::string("--size expects a whole number of ") +
+                                 about.unit + " above 0, got '" + v + "'");
             }
-            if (x > spec.maxSize) {
-                usage(spec, "--size " + std::string(v) + " is above " +
-                                spec.name + "'s largest, " +
-                                std::to_string(spec.maxSize) + " (see --help)");
+            if (x > largestSize(about)) {
+                usage(about, "--size " + std::string(v) + " is above " +
+                                 about.name + "'s largest, " +
+                                 std::to_string(largestSize(about)) +
+                                 " (see --help)");
             }
             a.size = static_cast<size_t>(x);
         } else if (arg == "--samples") {
@@ -227,42 +249,40 @@ inline Args parseArgs(const LessonSpec& spec, int argc, char** argv) {
             if (!parseWhole(v, static_cast<unsigned long long>(kMaxSamples),
                             x) ||
                 x == 0) {
-                usage(spec, std::string("--samples expects a whole number "
-                                        "from 1 to ") +
-                                std::to_string(kMaxSamples) + ", got '" + v +
-                                "'");
+                usage(about, std::string("--samples expects a whole number "
+                                         "from 1 to ") +
+                                 std::to_string(kMaxSamples) + ", got '" + v +
+                                 "'");
             }
             a.samples = static_cast<int>(x);
+        } else if (arg == "--seed") {
+            const char* v = value();
+            if (!parseWhole(v, (1ull << 53) - 1, x) || x == 0) {
+                usage(about, std::string("--seed expects a whole number from "
+                                         "1 to 2^53 - 1, got '") +
+                                 v + "'");
+            }
+            a.seed = x;
         } else if (arg == "--json") {
             a.json = value();
             const std::string problem = jsonPathProblem(a.json);
             if (!problem.empty()) {
-                usage(spec, problem);
+                usage(about, problem);
             }
         } else if (arg == "--only") {
-            a.only = value();
-            if (std::find(spec.variants.begin(), spec.variants.end(), a.only) ==
-                spec.variants.end()) {
-                std::string known;
-                for (const std::string& v : spec.variants) {
-                    known += (known.empty() ? "" : ", ") + v;
-                }
-                usage(spec, "--only does not know '" + a.only +
-                                "'; expected one of: " + known);
-            }
+            a.only = value();  // checked against the plan's names
         } else if (arg == "--quick") {
             a.quick = true;
         } else if (arg == "--check-only") {
             a.checkOnly = true;
         } else if (arg == "--profile") {
             a.profile = true;
-        } else if (arg == "--describe") {
-            a.describe = true;
+        } else if (arg == "--list") {
+            a.list = true;
         } else if (arg == "--help" || arg == "-h") {
-            printHelp(spec);
-            std::exit(kExitOk);
+            a.help = true;
         } else {
-            usage(spec, "unknown argument '" + arg + "'");
+            usage(about, "unknown argument '" + arg + "'");
         }
     }
     return a;

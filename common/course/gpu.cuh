@@ -23,7 +23,7 @@ static __global__ void courseProbe() {}
 // The capability gate: returns device 0's properties, or exits with
 // kExitWaived after one sentence saying what the lesson needs and what
 // this machine has. It allocates nothing.
-inline cudaDeviceProp requireGpu(const LessonSpec& spec) {
+inline cudaDeviceProp requireGpu(const About& spec) {
     int driver = 0;
     cudaDriverGetVersion(&driver);
     int count = 0;
@@ -96,28 +96,6 @@ inline cudaDeviceProp requireGpu(const LessonSpec& spec) {
     return prop;
 }
 
-// The GPU a --describe run describes its rows for: the one the course
-// records its pages on, an NVIDIA H200 (as a record's "gpu" names it: 132
-// SMs, 60 MiB of L2, 140 GiB; 227 KiB of shared memory a block may opt
-// into, CUDA's table of limits for 9.0), so that a description lists the
-// very rows, sizes and cluster sizes a page's record holds. Nothing here
-// is measured; the tools mark every value of a description as such.
-inline cudaDeviceProp describedGpu() {
-    cudaDeviceProp prop = {};
-    std::snprintf(prop.name, sizeof prop.name, "%s", "described (no GPU)");
-    prop.major = 9;
-    prop.minor = 0;
-    prop.multiProcessorCount = kDescribedSms;
-    prop.l2CacheSize = 60 << 20;
-    prop.totalGlobalMem = 140ull << 30;
-    prop.sharedMemPerBlockOptin = 227u << 10;
-    prop.sharedMemPerBlock = 48u << 10;
-    prop.maxThreadsPerBlock = 1024;
-    prop.maxThreadsPerMultiProcessor = 2048;
-    prop.warpSize = 32;
-    return prop;
-}
-
 // nvidia-smi's spelling of a device's identity: GPU-8-4-4-4-12 lower-case
 // hex digits of its UUID, and domain:bus:device.function of its PCI slot.
 // `tools/course evidence record` matches both against what nvidia-smi
@@ -140,10 +118,8 @@ inline std::string uuidText(const cudaUUID_t& id) {
 // The GPU as the JSON report names it.
 inline Row gpuRow(const cudaDeviceProp& prop, size_t totalBytes) {
     int driver = 0, runtime = 0, memClockKhz = 0, busBits = 0;
-    if (!describing()) {
-        cudaDriverGetVersion(&driver);
-        cudaRuntimeGetVersion(&runtime);
-    }
+    cudaDriverGetVersion(&driver);
+    cudaRuntimeGetVersion(&runtime);
     CUDA_CHECK(
         cudaDeviceGetAttribute(&memClockKhz, cudaDevAttrMemoryClockRate, 0));
     CUDA_CHECK(

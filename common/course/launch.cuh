@@ -73,11 +73,7 @@ template <typename... KernelArgs>
 int maxActiveClusters(void (*kernel)(KernelArgs...), dim3 block,
                       LaunchAttrs a) {
     LaunchConfig c(dim3(a.clusterX), block, nullptr, a);
-    // Described: as if every SM held one cluster's share (a nominal wave;
-    // nothing is asked of a GPU).
-    int active = describing()
-                     ? std::max(1, kDescribedSms / static_cast<int>(a.clusterX))
-                     : 0;
+    int active = 0;
     CUDA_CHECK(cudaOccupancyMaxActiveClusters(&active, kernel, &c.cfg));
     return active;
 }
@@ -91,7 +87,7 @@ int maxClusterSize(void (*kernel)(KernelArgs...), dim3 block,
     CUDA_CHECK(cudaFuncSetAttribute(
         kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     LaunchConfig c(dim3(limit), block, nullptr, {0, false, sharedBytes});
-    int size = describing() ? static_cast<int>(limit) : 0;  // described: all
+    int size = 0;
     CUDA_CHECK(cudaOccupancyMaxPotentialClusterSize(&size, kernel, &c.cfg));
     return size;
 }
@@ -116,6 +112,16 @@ std::vector<int> clusterSizes(void (*kernel)(KernelArgs...), dim3 block,
     return out;
 }
 
+// The shared memory a block may opt into on the current GPU (the H200:
+// 227 KiB, CUDA's table of limits for 9.0).
+inline int sharedOptin() {
+    int device = 0, bytes = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(
+        &bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    return bytes;
+}
+
 // Lets `kernel` take `bytes` of dynamic shared memory per block: beyond
 // 48 KiB a kernel must ask (the H200 gives a block up to 227 KiB).
 template <typename... KernelArgs>
@@ -134,7 +140,7 @@ int residentBlocks(void (*kernel)(KernelArgs...), dim3 block, LaunchAttrs a) {
         return maxActiveClusters(kernel, block, a) *
                static_cast<int>(a.clusterX);
     }
-    int device = 0, perSm = 1, sms = kDescribedSms;  // described: 1 an SM
+    int device = 0, perSm = 0, sms = 0;
     CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
@@ -170,9 +176,6 @@ class Graph {
 public:
     template <typename Enqueue>
     Graph(cudaStream_t stream, Enqueue&& enqueue) {
-        if (describing()) {
-            return;  // nothing captured, nothing replayed
-        }
         cudaGraph_t graph;
         CUDA_CHECK(
             cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
@@ -182,7 +185,7 @@ public:
         CUDA_CHECK(cudaGraphDestroy(graph));
     }
     ~Graph() {
-        if (exec_ != nullptr) {
+        if (exec_ != nullptr) {  // not after a move
             cudaGraphExecDestroy(exec_);
         }
     }

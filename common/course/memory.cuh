@@ -28,19 +28,12 @@ static __global__ void courseFill(float* out, size_t n, float value,
         out[i] = random ? hashUnit(i, seed) : value;
     }
 }
-// (Under --describe neither launches: nothing reaches the GPU.)
 inline void fill(float* out, size_t n, float value, cudaStream_t stream) {
-    if (describing()) {
-        return;
-    }
     courseFill<<<1024, 256, 0, stream>>>(out, n, value, false, 0);
     CUDA_CHECK(cudaGetLastError());
 }
 inline void fillRandom(float* out, size_t n, cudaStream_t stream,
                        uint32_t seed = 0) {
-    if (describing()) {
-        return;
-    }
     courseFill<<<1024, 256, 0, stream>>>(out, n, 0.0f, true, seed);
     CUDA_CHECK(cudaGetLastError());
 }
@@ -75,13 +68,14 @@ private:
 };
 
 // A device allocation of `count` T that frees itself, and converts to T*
-// wherever a kernel or a runtime call wants the pointer.
+// wherever a kernel or a runtime call wants the pointer. Made empty, it
+// allocates at resize(): a lesson's buffers can be declared before the
+// GPU gate and made after it.
 template <typename T>
 class DeviceArray {
 public:
-    explicit DeviceArray(size_t count) : count_(count) {
-        CUDA_CHECK(cudaMalloc(&p_, std::max<size_t>(count, 1) * sizeof(T)));
-    }
+    DeviceArray() = default;
+    explicit DeviceArray(size_t count) { resize(count); }
     // A copy of `host` on the device (a synchronous copy: the array is
     // ready when the constructor returns).
     explicit DeviceArray(const std::vector<T>& host)
@@ -90,14 +84,24 @@ public:
                               cudaMemcpyHostToDevice));
     }
     // Not checked: by now every result has been checked and reported, and
-    // a sticky error would have stopped the lesson at its next call.
+    // a sticky error would have stopped the lesson at its next call. An
+    // empty one frees nothing (cudaFree(nullptr) would start the runtime,
+    // which a listing never does).
     ~DeviceArray() {
-        if (p_ != nullptr) {  // none under --describe: never allocated
+        if (p_ != nullptr) {
             cudaFree(p_);
         }
     }
     DeviceArray(const DeviceArray&) = delete;
     DeviceArray& operator=(const DeviceArray&) = delete;
+    void resize(size_t count) {
+        if (p_ != nullptr) {
+            CUDA_CHECK(cudaFree(p_));
+            p_ = nullptr;
+        }
+        count_ = count;
+        CUDA_CHECK(cudaMalloc(&p_, std::max<size_t>(count, 1) * sizeof(T)));
+    }
     operator T*() const { return p_; }
     T* get() const { return p_; }
     size_t size() const { return count_; }

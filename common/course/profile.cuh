@@ -12,7 +12,7 @@
 
 #include "course/check.cuh"
 #include "course/json.cuh"
-#include "course/lesson.cuh"
+#include "course/report.cuh"
 
 namespace course {
 
@@ -24,21 +24,18 @@ namespace course {
 static __global__ void courseProfileMarker() {}
 
 // In --profile mode: one marker, then the row's work once.
-template <typename LaunchFn>
-void profileRow(Lesson& l, const std::string& name, LaunchFn&& launch) {
-    if (describing()) {  // listed, not run
-        l.row(Row().str("group", "profile").str("profiled", name));
-        return;
-    }
-    CUDA_CHECK(cudaStreamSynchronize(l.stream()));
+template <typename Work>
+void profileRow(Report& r, cudaStream_t stream, const std::string& name,
+                Work&& work) {
+    CUDA_CHECK(cudaStreamSynchronize(stream));
     CUDA_CHECK(cudaProfilerStart());
-    courseProfileMarker<<<1, 1, 0, l.stream()>>>();
+    courseProfileMarker<<<1, 1, 0, stream>>>();
     CUDA_CHECK(cudaGetLastError());
-    launch(l.stream());
+    work(stream);
     CUDA_CHECK(cudaGetLastError());
-    CUDA_CHECK(cudaStreamSynchronize(l.stream()));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
     CUDA_CHECK(cudaProfilerStop());
-    l.row(Row().str("group", "profile").str("profiled", name));
+    r.row(Row().str("group", "profile").str("profiled", name));
 }
 
 }  // namespace course

@@ -100,11 +100,7 @@ public:
         CUDA_CHECK(cudaMemcpyToSymbol(gCapacity, &capacity_, sizeof capacity_));
         reset();
     }
-    ~Recorder() {
-        if (stamps_ != nullptr) {  // none under --describe
-            cudaFree(stamps_);
-        }
-    }
+    ~Recorder() { cudaFree(stamps_); }
     void reset() {
         const unsigned int zero = 0;
         CUDA_CHECK(cudaDeviceSynchronize());

@@ -64,6 +64,11 @@ struct TimingOptions {
     // difference sits on the rule's margin never decides. Two seconds keeps
     // day 24's 189 sets, and so a day's whole record, within minutes.
     double setSeconds = 2.0;
+    // The seed of the rows' order in every set (course/sets.cuh's
+    // RoundOrder): drawn for each run unless --seed gives one, and kept
+    // with the settings, so that a record's order can be made again. Below
+    // 2^53, so that any JSON reader holds it exactly.
+    unsigned long long seed = 1;
 };
 
 struct TimingResult {
@@ -134,6 +139,7 @@ inline Row timingSettings(const TimingOptions& o) {
         .integer("first_look", o.looks.empty() ? o.samples : o.looks.front())
         .integer("last_look", o.looks.empty() ? o.samples : o.looks.back())
         .num("set_seconds", o.setSeconds)
+        .integer("order_seed", static_cast<long long>(o.seed))
         .num("rule_margin_pct",
              100.0 * std::expm1(detail::kRuleMargin / detail::kRuleScale))
         .num("rule_confidence_pct",

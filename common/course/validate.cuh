@@ -33,6 +33,7 @@ inline std::string format(const char* fmt, ...) {
 struct Checked {
     bool ok = false;
     std::string detail;
+    size_t wrong = 0;  // how many values were wrong, where it counts them
 };
 
 // A result against the float64 value it should be: equal where `tolerance`
@@ -55,6 +56,13 @@ struct Mismatch {
                    ? ""
                    : format("%zu wrong %s; first at %zu: got %.9g, want %.9g",
                             count, what, first, got, want);
+    }
+    // As a check's finding: right when nothing differs.
+    Checked checked(const char* what) const {
+        return {count == 0,
+                count == 0 ? format("every one of the %s as expected", what)
+                           : describe(what),
+                count};
     }
 };
 template <typename T, typename WantFn, typename OkFn>

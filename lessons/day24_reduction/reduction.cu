@@ -5,12 +5,11 @@
 //
 // Ten versions, each one change from the last, declared once in the
 // table kVersions; beside them, timed the same way in the same run,
-// cub::DeviceReduce::Sum (what a user would call instead), a read ceiling
-// (the fastest pure read of the input this lesson can write: what the
-// memory system gives any reduction) and a device-to-device copy. Every
-// row is checked before anything is timed (checkRow says how). Each
-// kernel has its launcher beside it; the rows, their checks and main come
-// last.
+// cub::DeviceReduce::Sum (what a user would call instead) and a read
+// ceiling (the fastest pure read of the input this lesson can write: what
+// the memory system gives any reduction). Every row is checked before
+// anything is timed (checkRow says how). Each kernel has its launcher
+// beside it; the rows, their checks and main come last.
 //
 // Build:  cmake --build build --target day24_reduction
 // Run:    build/bin/day24_reduction                   the ladder and the sweep
@@ -25,16 +24,6 @@
 // day's README shows the promoted run and its provenance, or says
 // UNVERIFIED. See research/REVIEW-PROCESS.md.
 
-#include <algorithm>
-#include <cmath>
-#include <cstdint>
-#include <cstdio>
-#include <iterator>
-#include <string>
-#include <utility>
-#include <vector>
-
-#include <cuda_runtime.h>
 #include <cub/device/device_reduce.cuh>
 #include <cuda/atomic>
 
@@ -77,13 +66,19 @@ constexpr int kV9Waves = 5;
 
 // The ladder's two sizes: 2^24 - 611 (under 2^24, so the exact check runs
 // at full size; 611 = 13 x 47 leaves a ragged tail for every bounds check)
-// and 2^28 (1 GiB, 17 times the H200's 60 MiB L2).
-constexpr size_t kLadderSmall = 16777216ull - 611ull;
+// and 2^28 (1 GiB, 17 times the H200's 60 MiB L2). The sweep: every power
+// of two from 2^0 to 2^30 elements (4 GiB) and its ragged neighbour 2^k +
+// 1, where the sizes that defeat a kernel are. --quick: the sizes that
+// defeat one (one element, a ragged few, one tile and one past it, a
+// ragged million); --profile: one launch each where the page reads ncu.
 constexpr size_t kLadderLarge = 1ull << 28;
-
-// The sweep: every power of two from 2^0 to 2^30 elements (4 GiB) and its
-// ragged neighbour 2^k + 1, where the sizes that defeat a kernel are.
-constexpr int kSweepMaxLog2 = 30;
+const std::vector<size_t> kQuick = {1, 3, 4096, 4097, 1000003};
+const course::Sizes kLadder = {.run = {16777216ull - 611ull, kLadderLarge},
+                               .quick = kQuick,
+                               .profile = {kLadderLarge}};
+const course::Sizes kSweep = {.run = course::powersAndNeighbours(30),
+                              .quick = kQuick,
+                              .profile = {65536, 1048576, 4194304}};
 
 // The random check's bound. A float sum of k positive terms drifts like a
 // random walk, about sqrt(k) x 2^-24 relative; the longest sequential
@@ -92,49 +87,28 @@ constexpr int kSweepMaxLog2 = 30;
 // NaN, a lost or doubled tile (1/65,536 of the sum at 2^28 is 1.5e-5).
 constexpr double kRandomTolerance = 1e-5;
 
-static_assert((kThreadsPerBlock & (kThreadsPerBlock - 1)) == 0,
-              "the trees halve the stride: block size must be a power of 2");
 static_assert(kItems % 4 == 0, "v7 loads the items as float4");
 
-// What every launcher takes: the input, a copy's destination, the partials
-// (one per block of v1 to v7, or of v9's grid), the result, the ceiling's
-// XOR word, v10's arrival count, CUB's scratch and the launch facts below.
-struct Buffers {
-    Buffers(size_t maxN, int grid, bool programmatic)
-        : in(maxN),
-          copy(maxN),
-          partials(std::max(course::ceilDiv(maxN, kThreadsPerBlock),
-                            static_cast<size_t>(grid) * kV9Waves)),
-          out(1),
-          bits(1),
-          arrived(1),
-          cubTemp(cubBytes(maxN)),
-          machineGrid(grid),
-          programmatic(programmatic) {
-        CUDA_CHECK(cudaMemset(arrived, 0, sizeof(unsigned int)));
-    }
-    static size_t cubBytes(size_t maxN) {
-        size_t bytes = 0;
-        CUDA_CHECK(cub::DeviceReduce::Sum(
-            nullptr, bytes, static_cast<const float*>(nullptr),
-            static_cast<float*>(nullptr), static_cast<int64_t>(maxN)));
-        return bytes;
-    }
-    course::DeviceArray<float> in, copy, partials, out;
-    course::DeviceArray<unsigned int> bits, arrived;
-    course::DeviceArray<char> cubTemp;
-    int machineGrid;    // occupancy x SMs: what the GPU holds at once
-    bool programmatic;  // v9's second kernel may overlap the first
-};
+// What every launcher uses, made by main's setup after the GPU gate for
+// the largest size: the input, the partials (one per block of v1 to v7, or
+// of v9's grid), the result, the ceiling's XOR word, v10's arrival count (0
+// between calls), CUB's scratch, and two facts of the GPU: the blocks of v9
+// it holds at once, and whether the code that runs holds programmatic
+// launch's wait.
+course::DeviceArray<float> gIn, gPartials, gOut;
+course::DeviceArray<unsigned int> gBits, gArrived;
+course::DeviceArray<char> gCubTemp;
+int gMachineGrid = 0;
+bool gProgrammatic = false;
 
 // v8, v9, v10 and the ceiling: `waves` times the machine's grid, but no
 // more blocks than give every thread a whole trip of kUnroll float4 loads
 // (a tile per block): a block for the last few leftover floats would be a
 // trip of its own. Up to one tile, one block.
-unsigned int gridFor(const Buffers& b, size_t n, int waves = kV9Waves) {
+unsigned int gridFor(size_t n, int waves = kV9Waves) {
     return static_cast<unsigned int>(
         std::min(std::max<size_t>(n / kTileElems, 1),
-                 static_cast<size_t>(b.machineGrid) * waves));
+                 static_cast<size_t>(gMachineGrid) * waves));
 }
 
 // snippet: v1-interleaved-divergent
@@ -380,11 +354,11 @@ __global__ void finishPartials(const float* __restrict__ partials, size_t count,
 // v1 to v7's launcher: a block per kItemsPerThread x 256 elements, then
 // the second pass.
 template <void (*Kernel)(const float*, size_t, float*), int kItemsPerThread>
-void twoPass(const Buffers& b, size_t n, cudaStream_t s) {
+void twoPass(size_t n, cudaStream_t s) {
     const unsigned int blocks = static_cast<unsigned int>(
         course::ceilDiv(n, kItemsPerThread * kThreadsPerBlock));
-    Kernel<<<blocks, kThreadsPerBlock, 0, s>>>(b.in, n, b.partials);
-    finishPartials<<<1, kThreadsPerBlock, 0, s>>>(b.partials, blocks, b.out);
+    Kernel<<<blocks, kThreadsPerBlock, 0, s>>>(gIn, n, gPartials);
+    finishPartials<<<1, kThreadsPerBlock, 0, s>>>(gPartials, blocks, gOut);
 }
 
 // ---- v8, v9 and v10: a grid sized to the machine ----
@@ -448,8 +422,8 @@ __global__ void reduceV8(const float* __restrict__ in, size_t n,
 // end snippet
 
 // v8 adds into *out: the check zeroes it first; timing lets it drift.
-void enqueueV8(const Buffers& b, size_t n, cudaStream_t s) {
-    reduceV8<<<gridFor(b, n), kThreadsPerBlock, 0, s>>>(b.in, n, b.out);
+void enqueueV8(size_t n, cudaStream_t s) {
+    reduceV8<<<gridFor(n), kThreadsPerBlock, 0, s>>>(gIn, n, gOut);
 }
 
 // snippet: v9-two-pass
@@ -495,17 +469,17 @@ __global__ void reduceV9(const float* __restrict__ in, size_t n,
 // there are partials, programmatic where the code allows it. "v9-one-wave"
 // is the same in a grid of one wave.
 template <int kWaves>
-void enqueueV9(const Buffers& b, size_t n, cudaStream_t s) {
+void enqueueV9(size_t n, cudaStream_t s) {
     if (n <= kTileElems) {
-        reduceV6<<<1, kThreadsPerBlock, 0, s>>>(b.in, n, b.out);
+        reduceV6<<<1, kThreadsPerBlock, 0, s>>>(gIn, n, gOut);
         return;
     }
-    const unsigned int blocks = gridFor(b, n, kWaves);
-    reduceV9<<<blocks, kThreadsPerBlock, 0, s>>>(b.in, n, b.partials, b.out);
+    const unsigned int blocks = gridFor(n, kWaves);
+    reduceV9<<<blocks, kThreadsPerBlock, 0, s>>>(gIn, n, gPartials, gOut);
     if (blocks > 1) {
         course::launch(finishPartials, dim3(1), dim3(kThreadsPerBlock), s,
-                       course::LaunchAttrs{0, b.programmatic}, b.partials,
-                       blocks, b.out);
+                       course::LaunchAttrs{0, gProgrammatic}, gPartials.get(),
+                       blocks, gOut.get());
     }
 }
 // end snippet
@@ -583,16 +557,16 @@ __global__ void reduceV10(const float* __restrict__ in, size_t n,
 // elements, every timing: research/one-pass.md), as thousands of blocks queue
 // on one counter and the last block reads thousands of partials one round trip
 // after the rest.
-void enqueueV10(const Buffers& b, size_t n, cudaStream_t s) {
-    const unsigned int blocks = gridFor(b, n);
+void enqueueV10(size_t n, cudaStream_t s) {
+    const unsigned int blocks = gridFor(n);
     if (n <= kTileElems || blocks == 1 ||
-        blocks > static_cast<unsigned int>(b.machineGrid)) {
-        enqueueV9<kV9Waves>(b, n, s);
+        blocks > static_cast<unsigned int>(gMachineGrid)) {
+        enqueueV9<kV9Waves>(n, s);
         return;
     }
     course::launch(reduceV10, dim3(blocks), dim3(kThreadsPerBlock), s,
-                   course::LaunchAttrs{0, b.programmatic}, b.in.get(), n,
-                   b.partials.get(), b.arrived.get(), b.out.get());
+                   course::LaunchAttrs{0, gProgrammatic}, gIn.get(), n,
+                   gPartials.get(), gArrived.get(), gOut.get());
 }
 // end snippet
 
@@ -618,222 +592,179 @@ __global__ void readCeiling(const float* __restrict__ in, size_t n,
 }
 // end snippet
 
-void enqueueCeiling(const Buffers& b, size_t n, cudaStream_t s) {
-    readCeiling<<<gridFor(b, n), kThreadsPerBlock, 0, s>>>(b.in, n, b.bits);
+void enqueueCeiling(size_t n, cudaStream_t s) {
+    readCeiling<<<gridFor(n), kThreadsPerBlock, 0, s>>>(gIn, n, gBits);
 }
 
-// What a user would call instead, and the copy the memory system allows.
-void enqueueCub(const Buffers& b, size_t n, cudaStream_t s) {
-    size_t bytes = b.cubTemp.size();
-    CUDA_CHECK(cub::DeviceReduce::Sum(b.cubTemp.get(), bytes, b.in.get(),
-                                      b.out.get(), static_cast<int64_t>(n), s));
-}
-
-void enqueueCopy(const Buffers& b, size_t n, cudaStream_t s) {
-    CUDA_CHECK(cudaMemcpyAsync(b.copy, b.in, n * sizeof(float),
-                               cudaMemcpyDeviceToDevice, s));
+// What a user would call instead.
+void enqueueCub(size_t n, cudaStream_t s) {
+    size_t bytes = gCubTemp.size();
+    CUDA_CHECK(cub::DeviceReduce::Sum(gCubTemp.get(), bytes, gIn.get(),
+                                      gOut.get(), static_cast<int64_t>(n), s));
 }
 
 // ---- The rows, their checks, and main ----
 
-namespace {
-
 // What a row's check asks for: a sum with the same bits every run, a sum
-// in any order (v8's atomics), the ceiling's XOR, or a copy.
-enum Check { kSameBits, kAnyOrder, kXor, kCopy };
+// in any order (v8's atomics), or the ceiling's XOR.
+enum Check { kSameBits, kAnyOrder, kXor };
 
 // snippet: versions-table
-// Every row of the tables, in ladder order. A new version is its kernel
-// and one line here.
+// Every row, in ladder order: a new version is its kernel and one line
+// here. `against`: what the comparison rule decides it against (each rung
+// against the one before, or the one it improves on; the last rungs against
+// CUB, the ceiling and v9's one-wave self). `swept`: in the sweep too.
 struct Version {
-    const char* name;   // --only, the JSON's "version"
-    const char* label;  // the JSON's "mode"
-    void (*enqueue)(const Buffers&, size_t, cudaStream_t);
+    const char* name;    // --only, the JSON's "version"
+    const char* change;  // what it changes, in a few words
+    void (*enqueue)(size_t, cudaStream_t);
     Check check;
-    bool swept;  // in the sweep: the last rungs, CUB and the ceilings
+    bool swept;
+    std::vector<std::string> against;
 };
+// clang-format off
 const Version kVersions[] = {
-    {"v1", "interleaved, divergent", twoPass<reduceV1, 1>, kSameBits, false},
-    {"v2", "interleaved, strided", twoPass<reduceV2, 1>, kSameBits, false},
-    {"v3", "sequential", twoPass<reduceV3, 1>, kSameBits, false},
-    {"v4", "two loads", twoPass<reduceV4, 2>, kSameBits, false},
-    {"v5", "warp shuffle", twoPass<reduceV5, 2>, kSameBits, false},
-    {"v6", "16 items in registers", twoPass<reduceV6, kItems>, kSameBits,
-     false},
-    {"v7", "float4 loads", twoPass<reduceV7, kItems>, kSameBits, false},
-    {"v8", "grid-stride + atomics", enqueueV8, kAnyOrder, false},
-    {"v9", "grid-stride + fixed 2nd pass", enqueueV9<kV9Waves>, kSameBits,
-     true},
-    {"v9-one-wave", "v9 in a grid of one wave", enqueueV9<1>, kSameBits, false},
-    {"v10", "one pass: the last block adds", enqueueV10, kSameBits, true},
-    {"cub", "cub::DeviceReduce::Sum", enqueueCub, kSameBits, true},
-    {"ceiling", "read ceiling (XOR)", enqueueCeiling, kXor, true},
-    {"copy", "cudaMemcpy device to device", enqueueCopy, kCopy, true},
+    {"v1", "interleaved, divergent", twoPass<reduceV1, 1>, kSameBits, false, {}},
+    {"v2", "interleaved, strided", twoPass<reduceV2, 1>, kSameBits, false, {"v1"}},
+    {"v3", "sequential", twoPass<reduceV3, 1>, kSameBits, false, {"v1"}},
+    {"v4", "two loads", twoPass<reduceV4, 2>, kSameBits, false, {"v3"}},
+    {"v5", "warp shuffle", twoPass<reduceV5, 2>, kSameBits, false, {"v4"}},
+    {"v6", "16 items in registers", twoPass<reduceV6, kItems>, kSameBits, false, {"v5"}},
+    {"v7", "float4 loads", twoPass<reduceV7, kItems>, kSameBits, false, {"v6"}},
+    {"v8", "grid-stride + atomics", enqueueV8, kAnyOrder, false, {"v7"}},
+    {"v9", "grid-stride + fixed 2nd pass", enqueueV9<kV9Waves>, kSameBits, true,
+     {"v8", "cub", "ceiling", "v9-one-wave"}},
+    {"v9-one-wave", "v9 in a grid of one wave", enqueueV9<1>, kSameBits, false, {}},
+    {"v10", "one pass: the last block adds", enqueueV10, kSameBits, true, {"v9", "cub", "ceiling"}},
+    {"cub", "cub::DeviceReduce::Sum", enqueueCub, kSameBits, true, {}},
+    {"ceiling", "read ceiling (XOR)", enqueueCeiling, kXor, true, {"cub"}},
 };
-// What the rule must decide before a set stops sampling: each rung against
-// the one before (or the one it improves on), the last rungs against CUB,
-// the ceiling and v9's one-wave self. Every set also times CUB twice (see
-// experiment()): the same code against itself, the rule's false-call rate.
-const std::vector<course::Versus> kLadderVersus = {
-    {"v2", "v1"},   {"v3", "v1"},       {"v4", "v3"},          {"v5", "v4"},
-    {"v6", "v5"},   {"v7", "v6"},       {"v8", "v7"},          {"v9", "v8"},
-    {"v9", "cub"},  {"v9", "ceiling"},  {"v9", "v9-one-wave"}, {"v10", "v9"},
-    {"v10", "cub"}, {"v10", "ceiling"}, {"ceiling", "cub"}};
-const std::vector<course::Versus> kSweepVersus = {
-    {"v9", "cub"}, {"v10", "v9"}, {"v10", "cub"}, {"v10", "ceiling"}};
+// clang-format on
 // end snippet
+
+// The host's float64 sum and XOR of the random input's first n values.
+course::RandomSums gSums;
 
 // Runs `v` once at n on the input in place and checks it. On n ones every
 // partial and total is a whole number a float holds exactly, in any order,
 // so a sum must equal n (the trick day 77 cites); on the random input it
-// must be within kRandomTolerance of the host's float64 sum; a deterministic
-// one gives the same bits again (v8 adds into *out: its second run is not
-// compared). The ceiling's XOR must be
-// the host's; the copy's first and last elements must arrive.
-course::Checked checkRow(const Buffers& b, const Version& v, size_t n,
-                         bool ones, const course::RandomSums& r,
+// must be within kRandomTolerance of the host's float64 sum; a
+// deterministic one gives the same bits again (v8 adds into *out: its
+// second run is not compared). The ceiling's XOR must be the host's.
+course::Checked checkRow(const Version& v, size_t n, bool ones,
                          cudaStream_t s) {
-    CUDA_CHECK(cudaMemsetAsync(b.out, 0, sizeof(float), s));
-    CUDA_CHECK(cudaMemsetAsync(b.bits, 0, sizeof(unsigned int), s));
-    course::poison(b.copy, n, s);  // a short copy leaves NaN
-    v.enqueue(b, n, s);
-    if (v.check == kXor) {
-        const unsigned int got = course::toHost(b.bits, 1)[0];
-        const unsigned int want = ones ? (n % 2) * 0x3f800000u : r.xorBits();
-        return {got == want, course::format("XOR %08x, want %08x", got, want)};
+    gSums.upTo(n);
+    CUDA_CHECK(cudaMemsetAsync(gOut, 0, sizeof(float), s));
+    CUDA_CHECK(cudaMemsetAsync(gBits, 0, sizeof(unsigned int), s));
+    v.enqueue(n, s);
+    if (v.check == kXor) {  // 1.0f's bits XORed n times, or the host's XOR
+        return course::expectAll(gBits.get(), 1, [&](size_t) {
+            return ones ? n % 2 * 0x3f800000u : gSums.xorBits();
+        });
     }
-    if (v.check == kCopy) {
-        const float first = course::toHost(b.copy.get(), 1)[0];
-        const float last = course::toHost(b.copy + n - 1, 1)[0];
-        return {first == r.at(0, ones) && last == r.at(n - 1, ones),
-                course::format("first, last: %.9g, %.9g", first, last)};
-    }
-    const float got = course::toHost(b.out, 1)[0];
-    v.enqueue(b, n, s);  // a deterministic sum gives its bits again
-    const float again = course::toHost(b.out, 1)[0];
-    course::Checked c =
-        course::closeTo(got, ones ? n : r.sum(), ones ? 0.0 : kRandomTolerance);
+    const float got = course::toHost(gOut.get(), 1)[0];
+    v.enqueue(n, s);  // a deterministic sum gives its bits again
+    const float again = course::toHost(gOut.get(), 1)[0];
+    course::Checked c = course::closeTo(got, ones ? n : gSums.sum(),
+                                        ones ? 0.0 : kRandomTolerance);
     c.ok &= v.check != kSameBits || again == got;
     c.detail += course::format("; again %.9g", again);
     return c;
 }
 
-// One experiment: `rows` at n, each checked on both inputs, then timed
-// together in every mode (course/experiment.cuh).
-void experiment(course::Lesson& l, const Buffers& b, course::RandomSums& r,
-                const char* group, size_t n,
-                const std::vector<const Version*>& rows,
-                const std::vector<course::Versus>& versus) {
-    r.upTo(n);
-    // Ones where their sum is exact (under 2^24), then random values (never
-    // zeros), which stay for the timing.
-    const course::Input ones{"ones",
-                             [&] { course::fill(b.in, n, 1, l.stream()); }};
-    const course::Input random{
-        "random", [&] { course::fillRandom(b.in, n, l.stream()); }};
-    std::vector<course::Case> cases;
-    for (const Version* v : rows) {
-        cases.push_back(
-            {.name = v->name,
-             .work = [&b, v, n](cudaStream_t s) { v->enqueue(b, n, s); },
-             .bytes = (v->check == kCopy ? 2.0 : 1.0) * sizeof(float) * n,
-             .fields = course::Row().str("mode", v->label),
-             .sameBits = v->check == kSameBits});
+// One experiment: the versions of `group` at n, each checked on all ones
+// (where their sum is exact, under 2^24) and then on random values (never
+// zeros, left in place for the timing), then timed together in every mode.
+// v10 runs v9's very kernel below two tiles, and above 2,048 tiles (past
+// one wave on any GPU of under 256 SMs): there the two are a second
+// same-code pair. The timeline build records, each after an L2 flush, v9's
+// two kernels and v10's one where v9's second pass costs most (65,536 and
+// 1 Mi elements) and where v10's last block adds the most partials (4 Mi),
+// and at 1 GiB v9 in its waves, in one wave, and the ceiling.
+course::Experiment experiment(const char* group, size_t n) {
+    const bool sweep = group == std::string("sweep");
+    course::Experiment e{
+        .group = group,
+        .label = course::format("%s n=%zu", group, n),
+        .size = n,
+        .twins = {"cub"},
+        .inputs = {{"ones",
+                    [n](cudaStream_t s) { course::fill(gIn, n, 1, s); }},
+                   {"random",
+                    [n](cudaStream_t s) { course::fillRandom(gIn, n, s); }}},
+        .check =
+            [n](const course::Checking& at) {
+                return checkRow(course::byName(kVersions, at.row.name), n,
+                                at.input == "ones", at.stream);
+            },
+        .result = [] { return course::toHost(gOut.get(), 1)[0]; },
+        .timeline = {.kernels = {"flush-read", "{row}", "second-pass"},
+                     .cold = true}};
+    if (n >= (1ull << 24)) {
+        e.inputs.erase(e.inputs.begin());  // ones would not sum exactly
     }
-    course::run(l,
-                {.label = std::string(group) + " n=" + std::to_string(n),
-                 .fields = course::Row()
-                               .str("group", group)
-                               .integer("elements", static_cast<long long>(n)),
-                 .twins = {"cub"},
-                 .versus = versus,
-                 .inputs = n < (1ull << 24) ? std::vector{ones, random}
-                                            : std::vector{random},
-                 .check =
-                     [&](const course::Case& c, const std::string& input) {
-                         return checkRow(b, course::byName(kVersions, c.name),
-                                         n, input == "ones", r, l.stream());
-                     },
-                 .result = [&b] { return course::toHost(b.out, 1)[0]; }},
-                cases);
-}
-
-// Where a cold launch spends its time: the flush's last blocks, then the
-// row's blocks, first start to last end. At 1 GiB: v9 in its waves, in one
-// wave, and the ceiling; at 65,536 and 1 Mi elements, where v9's second
-// kernel costs most, and at 4 Mi, where v10's grid is nearly one wave and
-// its last block adds the most partials: v9's two kernels and v10's one.
-void timelines(course::Lesson& l, const Buffers& b) {
-    course::timeline::Recorder rec(1u << 16);
-    course::L2Flusher flusher(l.stream());
-    const std::pair<size_t, const char*> shown[] = {
-        {kLadderLarge, "v9"},
-        {kLadderLarge, "v9-one-wave"},
-        {kLadderLarge, "ceiling"},
-        {65536, "v9"},
-        {65536, "v10"},
-        {1048576, "v9"},
-        {1048576, "v10"},
-        {4194304, "v9"},
-        {4194304, "v10"}};
-    for (const auto& [n, name] : shown) {
-        course::fillRandom(b.in, n, l.stream());
-        course::timeline::record(
-            l, rec, {"flush-read", name, "second-pass"},
-            course::Row().str("schedule", name).integer("elements", n), [&] {
-                flusher.flush();
-                course::byName(kVersions, name).enqueue(b, n, l.stream());
-            });
+    if (n < 2 * kTileElems || n / kTileElems > 2048) {
+        e.sameCode = {{"v10", "v9"}};
     }
+    if (!sweep && n == kLadderLarge) {
+        e.timeline.rows = {"v9", "v9-one-wave", "ceiling"};
+    } else if (sweep && (n == 65536 || n == 1048576 || n == 4194304)) {
+        e.timeline.rows = {"v9", "v10"};
+    }
+    for (const Version& v : kVersions) {
+        if (!sweep || v.swept) {
+            e.cases.push_back(
+                {.name = v.name,
+                 .work = [&v, n](cudaStream_t s) { v.enqueue(n, s); },
+                 .bytes = sizeof(float) * static_cast<double>(n),
+                 .fields = course::Row().str("change", v.change),
+                 .against = v.against,
+                 .sameBits = v.check == kSameBits});
+        }
+    }
+    return e;
 }
-
-}  // namespace
 
 int main(int argc, char** argv) {
-    course::Lesson l = course::begin(
+    course::Lesson l(
         argc, argv,
-        {.variants = course::namesOf(kVersions),
-         // the input and the copy's destination, 4 bytes each, plus v1's
-         // partials (one per 256 elements)
-         .bytesPerElement = 8.0 + 4.0 / kThreadsPerBlock,
-         .about = "Sums floats with ten versions of a reduction, CUB, a read "
-                  "ceiling and a copy: the ladder at two sizes, then the last "
-                  "rungs, CUB and the ceilings at every power of two and its "
-                  "neighbour. --size N runs both at N alone."});
-    std::vector<size_t> ladder = {kLadderSmall, kLadderLarge};
-    std::vector<size_t> sweep = course::powersAndNeighbours(
-        kSweepMaxLog2, [&](size_t n) { return l.fits(n); });
-    if (l.args().size) {
-        ladder = sweep = {l.args().size};
-    } else if (l.args().quick) {  // every row at the sizes that defeat one
-        ladder = sweep = {1, 3, kTileElems, kTileElems + 1, 1000003};
-    } else if (l.args().profile) {  // one launch each, for ncu
-        ladder = {kLadderLarge};
-        sweep = {65536, 1048576, 4194304};
+        {.text = "Sums floats with ten versions of a reduction, CUB and a "
+                 "read ceiling: the ladder at two sizes, then the last rungs, "
+                 "CUB and the ceiling at every power of two and its "
+                 "neighbour.",
+         .unit = "elements to sum (one size for the ladder and the sweep)",
+         .bytesEach = 4.0 + 4.0 / kThreadsPerBlock,  // input, v1's partials
+         .gpuSettings = {"machine_grid", "programmatic"}});
+    for (size_t n : l.sizes(kLadder)) {
+        l.add(experiment("ladder", n));
     }
-    // Programmatic only where the code that runs holds the wait: the second
-    // pass compiled for 9.0 or newer (its PTX architecture, which is how
-    // CUB's PtxVersion() asks). A build for older GPUs, run on a newer one
-    // from its PTX, has no wait in it and must not overlap the first pass.
-    cudaFuncAttributes finish = {};
-    CUDA_CHECK(cudaFuncGetAttributes(&finish, finishPartials));
-    const Buffers b(std::max(ladder.back(), sweep.back()),
-                    course::residentBlocks(reduceV9, kThreadsPerBlock, {}),
-                    finish.ptxVersion >= 90);
-    l.setting(course::Row()
-                  .integer("machine_grid", b.machineGrid)
-                  .integer("programmatic", b.programmatic));
-    if (course::kTimelineBuild) {
-        timelines(l, b);
-        return l.finish();
+    for (size_t n : l.sizes(kSweep)) {
+        l.add(experiment("sweep", n));
     }
-    course::RandomSums r;
-    for (size_t n : ladder) {
-        experiment(l, b, r, "ladder", n, l.chosen(kVersions), kLadderVersus);
-    }
-    const auto swept = l.chosen(kVersions, [](auto& v) { return v.swept; });
-    for (size_t n : sweep) {
-        experiment(l, b, r, "sweep", n, swept, kSweepVersus);
-    }
-    return l.finish();
+    return l.run([&] {
+        // Programmatic only where the code that runs holds the wait: the
+        // second pass compiled for 9.0 or newer (its PTX architecture, as
+        // CUB's PtxVersion() asks). A build for older GPUs, run on a newer
+        // one from its PTX, has no wait in it and must not overlap.
+        cudaFuncAttributes finish = {};
+        CUDA_CHECK(cudaFuncGetAttributes(&finish, finishPartials));
+        gProgrammatic = finish.ptxVersion >= 90;
+        gMachineGrid = course::residentBlocks(reduceV9, kThreadsPerBlock, {});
+        const size_t n = l.largest();
+        size_t cubBytes = 0;
+        CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, cubBytes, gIn.get(),
+                                          gOut.get(), static_cast<int64_t>(n)));
+        gCubTemp.resize(cubBytes);
+        gIn.resize(n);
+        gPartials.resize(
+            std::max(course::ceilDiv(n, kThreadsPerBlock),
+                     static_cast<size_t>(gMachineGrid) * kV9Waves));
+        gOut.resize(1);
+        gBits.resize(1);
+        gArrived.resize(1);
+        CUDA_CHECK(cudaMemset(gArrived, 0, sizeof(unsigned int)));
+        l.setting(course::Row()
+                      .integer("machine_grid", gMachineGrid)
+                      .integer("programmatic", gProgrammatic));
+    });
 }

@@ -45,16 +45,6 @@
 // day's README shows the promoted run and its provenance, or says
 // UNVERIFIED. See research/REVIEW-PROCESS.md.
 
-#include <algorithm>
-#include <cstdio>
-#include <functional>
-#include <iterator>
-#include <memory>
-#include <string>
-#include <vector>
-
-#include <cuda_runtime.h>
-
 #include "course.cuh"
 
 // 256 threads, one element per thread: the steps are deliberately short,
@@ -65,21 +55,24 @@ constexpr int kThreads = 256;
 // that loading it is real work to overlap, small enough for any block.
 constexpr int kTableSize = 1024;
 
-// The default sizes: 2^12 elements is 16 blocks (a sliver of a 132-SM
-// GPU: all boundary, no work); 2^18 is 1,024 blocks, under the 1,056 that
-// 132 SMs hold at once (2,048 threads per SM: 8 blocks of 256), so one
-// wave; 2^23 is 32,768 blocks, about 31 waves, enough DRAM work per step
-// that a microsecond boundary should fade.
-const std::vector<size_t> kSizes = {1u << 12, 1u << 18, 1u << 23};
-const std::vector<int> kChainLengths = {4, 16, 64};  // --profile: 1 step
+// The sizes: 2^12 elements is 16 blocks (a sliver of a 132-SM GPU: all
+// boundary, no work); 2^18 is 1,024 blocks, under the 1,056 that 132 SMs
+// hold at once (2,048 threads per SM: 8 blocks of 256), so one wave; 2^23
+// is 32,768 blocks, about 31 waves, enough DRAM work per step that a
+// microsecond boundary should fade. --quick: one ragged size.
+const course::Sizes kSizes = {.run = {1u << 12, 1u << 18, 1u << 23},
+                              .quick = {100003}};
+// Chain lengths: --quick's one; --profile's one step, what ncu reads.
+const course::Sizes kLengths = {
+    .run = {4, 16, 64}, .quick = {4}, .profile = {1}};
 
-// How often the read-before-wait build repeats each check.
-constexpr int kRaceTrials = 200;
-#ifdef DAY58_READ_BEFORE_WAIT
-constexpr bool kReadBeforeWait = true;  // the negative build: see below
-#else
-constexpr bool kReadBeforeWait = false;
+// The negative build (CMakeLists.txt's VARIANTS) defines this to 1: its
+// pdl-early step reads its input before the wait, and the lesson counts how
+// often the result comes out wrong in kRaceTrials runs.
+#ifndef DAY58_READ_BEFORE_WAIT
+#define DAY58_READ_BEFORE_WAIT 0
 #endif
+constexpr int kRaceTrials = 200;
 
 enum class Kind { Plain, Pdl, PdlPrologue, PdlEarly };
 
@@ -94,9 +87,7 @@ __global__ void step(const float* __restrict__ x, float* __restrict__ y,
     COURSE_BLOCK_BEGIN();
     __shared__ float coeff[kTableSize];
     const size_t i = blockIdx.x * static_cast<size_t>(kThreads) + threadIdx.x;
-#ifdef DAY58_READ_BEFORE_WAIT
-    float early = 0.0f;
-#endif
+    float early = 0.0f;  // the negative build's premature read
 
     if constexpr (kKind == Kind::PdlEarly || kKind == Kind::PdlPrologue) {
         if constexpr (kKind == Kind::PdlEarly) {
@@ -105,11 +96,12 @@ __global__ void step(const float* __restrict__ x, float* __restrict__ y,
             // complete.
             cudaTriggerProgrammaticLaunchCompletion();
         }
-#ifdef DAY58_READ_BEFORE_WAIT
-        // THE BUG: x is the previous step's output, and it may not be
-        // complete yet. Never read a predecessor's output before the wait.
-        early = (i < n) ? x[i] : 0.0f;
-#endif
+        if constexpr (DAY58_READ_BEFORE_WAIT) {
+            // THE BUG: x is the previous step's output, and it may not be
+            // complete yet. Never read a predecessor's output before the
+            // wait.
+            early = (i < n) ? x[i] : 0.0f;
+        }
         // Prologue: nothing here depends on the previous step.
         for (int k = threadIdx.x; k < kTableSize; k += kThreads) {
             coeff[k] = table[k];
@@ -129,22 +121,12 @@ __global__ void step(const float* __restrict__ x, float* __restrict__ y,
     __syncthreads();  // the whole table loaded before any thread reads it
 
     if (i < n) {
-#ifdef DAY58_READ_BEFORE_WAIT
-        const float in = kKind == Kind::PdlEarly ? early : x[i];
-#else
-        const float in = x[i];
-#endif
-        y[i] = in + coeff[i % kTableSize];
+        const bool bug = DAY58_READ_BEFORE_WAIT && kKind == Kind::PdlEarly;
+        y[i] = (bug ? early : x[i]) + coeff[i % kTableSize];
     }
     COURSE_BLOCK_END();
 }
 // end snippet
-
-using StepKernel = void (*)(const float*, float*, const float*, size_t);
-// step<> for each Kind, in the enum's order.
-const StepKernel kStepKernels[] = {step<Kind::Plain>, step<Kind::Pdl>,
-                                   step<Kind::PdlPrologue>,
-                                   step<Kind::PdlEarly>};
 
 // The coefficient table, table[j] = j % 3. Launch: <<<1, kTableSize>>>.
 __global__ void initTable(float* table) {
@@ -159,69 +141,9 @@ __global__ void initInput(float* x, size_t n) {
     }
 }
 
-// The chain and its launcher: K steps over two ping-pong buffers.
-struct Chain {
-    size_t n;
-    int k;
-    float* buf[2];  // step s reads buf[s % 2], writes the other
-    const float* table;
-
-    unsigned int blocks() const {
-        return static_cast<unsigned int>(course::ceilDiv(n, kThreads));
-    }
-    // What places a row of this chain in the record.
-    course::Row at(const char* group) const {
-        return course::Row()
-            .str("group", group)
-            .integer("elements", n)
-            .integer("k", k);
-    }
-
-    // snippet: pdl-chain
-    // Enqueues the K steps. Every step but a plain one asks to be launched
-    // while its predecessor still runs (course::launch, the header's one
-    // cudaLaunchKernelEx call with the dependent-launch attribute).
-    void enqueue(Kind kind, cudaStream_t stream) const {
-        course::LaunchAttrs attrs;
-        attrs.dependent = kind != Kind::Plain;
-        for (int st = 0; st < k; ++st) {
-            course::launch(kStepKernels[static_cast<int>(kind)], blocks(),
-                           kThreads, stream, attrs, buf[st % 2],
-                           buf[(st + 1) % 2], table, n);
-        }
-    }
-    // end snippet
-
-    // A fresh input, x[i] = i % 1024, and a poisoned output.
-    void reset(cudaStream_t stream) const {
-        initInput<<<blocks(), kThreads, 0, stream>>>(buf[0], n);
-        course::poison(buf[1], n, stream);
-    }
-
-    // `work` (the K steps) from a fresh input: how many elements are not
-    // exactly x[i] + K table[i] after it.
-    size_t wrongAfter(const course::Work& work, cudaStream_t stream) const {
-        run(work, stream);
-        return wrong().count;
-    }
-    void run(const course::Work& work, cudaStream_t stream) const {
-        reset(stream);
-        work(stream);
-    }
-    course::Mismatch wrong() const {
-        return course::compareAll(
-            course::toHost(buf[k % 2], n),
-            [&](size_t i) {
-                const size_t j = i % kTableSize;
-                return static_cast<double>(j) + k * static_cast<double>(j % 3);
-            },
-            [](double g, double w) { return g == w; });
-    }
-};
-
-// ---- The schedules, their checks, and main ----
-
-namespace {
+// The chain's two ping-pong buffers (step s reads gBuf[s % 2]) and its
+// table, made by main's setup after the GPU gate, for the largest size.
+course::DeviceArray<float> gBuf[2], gTable;
 
 // snippet: schedules-table
 // Every schedule, one line each: a new schedule is a line here (and, for
@@ -231,138 +153,108 @@ namespace {
 // itself, the rule's false-call rate.
 struct Schedule {
     const char* name;
-    Kind kind;
+    void (*step)(const float*, float*, const float*, size_t);  // step<Kind>
     bool graph;  // captured once into a CUDA graph, then replayed
-    const char* against;
+    std::vector<std::string> against;
 };
 const Schedule kSchedules[] = {
-    {"plain", Kind::Plain, false, ""},
-    {"pdl", Kind::Pdl, false, "plain"},
-    {"pdl-prologue", Kind::PdlPrologue, false, "plain"},
-    {"pdl-early", Kind::PdlEarly, false, "plain"},
-    {"graph-plain", Kind::Plain, true, "plain"},
-    {"graph-pdl", Kind::Pdl, true, "graph-plain"},
-    {"graph-pdl-prologue", Kind::PdlPrologue, true, "graph-plain"},
-    {"graph-pdl-early", Kind::PdlEarly, true, "graph-plain"},
+    {"plain", step<Kind::Plain>, false, {}},
+    {"pdl", step<Kind::Pdl>, false, {"plain"}},
+    {"pdl-prologue", step<Kind::PdlPrologue>, false, {"plain"}},
+    {"pdl-early", step<Kind::PdlEarly>, false, {"plain"}},
+    {"graph-plain", step<Kind::Plain>, true, {"plain"}},
+    {"graph-pdl", step<Kind::Pdl>, true, {"graph-plain"}},
+    {"graph-pdl-prologue", step<Kind::PdlPrologue>, true, {"graph-plain"}},
+    {"graph-pdl-early", step<Kind::PdlEarly>, true, {"graph-plain"}},
 };
 // end snippet
 
-// A schedule's work: its K launches, or the same replayed from a graph.
-course::Work workOf(const Chain& c, const Schedule& s, cudaStream_t stream) {
-    const auto k = [&c, &s](cudaStream_t st) { c.enqueue(s.kind, st); };
-    return s.graph ? course::replayed(stream, k) : course::Work(k);
-}
-
-// One chain: every schedule checked exactly, then timed together (batch:
-// chains back to back), and what each costs per boundary and saves against
-// plain launches, as rows of their own (group "boundary").
-void timeChain(course::Lesson& l, const Chain& c) {
-    const auto chosen = l.chosen(kSchedules, [&](const Schedule& s) {
-        return !l.args().profile || s.kind == Kind::Plain;  // ncu: plain alone
-    });
-    std::vector<course::Case> cases;
-    for (const Schedule* s : chosen) {
-        cases.push_back({.name = s->name,
-                         .work = workOf(c, *s, l.stream()),
-                         .against = {s->against}});
-    }
-    const course::Ran ran = course::run(
-        l,
-        {.label = course::format("n=%zu K=%d", c.n, c.k),
-         .key = "schedule",
-         .fields = c.at("chain"),
-         .modes = {course::TimingMode::Batch},
-         .twins = {"plain", "graph-plain"},
-         .check =
-             [&](const course::Case& cs, const std::string&) {
-                 return course::Checked{c.wrongAfter(cs.work, l.stream()) == 0,
-                                        c.wrong().describe("elements")};
-             }},
-        cases);
-    // Savings only where the set holds the plain launches (its first row).
-    const bool plain = !chosen.empty() && chosen[0] == &kSchedules[0];
-    for (size_t i = 0; i < (ran.sets.empty() ? 0 : chosen.size()); ++i) {
-        const double us = 1000.0 * ran.sets[0].times[i].median,
-                     plainUs = 1000.0 * ran.sets[0].times[0].median;
-        l.row(c.at("boundary")
-                  .str("schedule", chosen[i]->name)
-                  .num("per_boundary_us", us / c.k)
-                  .num("saving_per_boundary_us",
-                       plain ? (plainUs - us) / c.k : 0.0));
-    }
-}
-
-// The negative build's question: how often does reading before the wait
-// go wrong, launched in a stream and replayed in a graph?
-void countRaces(course::Lesson& l, const Chain& c, int trials) {
-    for (const char* name : {"pdl-early", "graph-pdl-early"}) {
-        const auto w = workOf(c, course::byName(kSchedules, name), l.stream());
-        long long wrongRuns = 0, wrongElems = 0;
-        for (int t = 0; t < trials; ++t) {
-            const size_t bad = c.wrongAfter(w, l.stream());
-            wrongRuns += bad != 0;
-            wrongElems += bad;
+// snippet: pdl-chain
+// K steps over n elements, as one piece of work. Every step but a plain
+// one asks to be launched while its predecessor still runs (course::launch,
+// the header's one cudaLaunchKernelEx call with the dependent-launch
+// attribute).
+course::Work chainOf(const Schedule& s, size_t n, int k) {
+    course::LaunchAttrs attrs;
+    attrs.dependent = s.step != step<Kind::Plain>;
+    return [step = s.step, attrs, n, k](cudaStream_t stream) {
+        for (int st = 0; st < k; ++st) {
+            course::launch(step, course::ceilDiv(n, kThreads), kThreads, stream,
+                           attrs, gBuf[st % 2].get(), gBuf[(st + 1) % 2].get(),
+                           gTable.get(), n);
         }
-        l.row(c.at("read-before-wait")
-                  .str("schedule", name)
-                  .integer("trials", trials)
-                  .integer("wrong_runs", wrongRuns)
-                  .integer("wrong_elements", wrongElems));
-        l.check(
-            course::format("read-before-wait %s n=%zu K=%d", name, c.n, c.k),
-            wrongRuns == 0,
-            course::format("%lld of %d runs wrong", wrongRuns, trials));
-    }
+    };
 }
+// end snippet
 
-// One primary step and its secondary, block by block: when each started,
-// passed its wait and ended; steps 2 and 3 of 4, in steady state.
-void timelines(course::Lesson& l, const Chain& c) {
-    course::timeline::Recorder rec(4u * c.blocks() + 64u);
-    for (const char* name : {"plain", "pdl", "pdl-early", "graph-pdl"}) {
-        const course::Work work =
-            workOf(c, course::byName(kSchedules, name), l.stream());
-        course::timeline::record(
-            l, rec, {"", "primary", "secondary", ""},
-            course::Row().str("schedule", name).integer("elements", c.n),
-            [&] { c.run(work, l.stream()); });
+// One chain of K steps: every schedule checked exactly from a fresh input,
+// then timed together (batch: chains back to back; per_call_us is a
+// step's share). Under --profile, plain launches alone (for ncu); in the
+// negative build, pdl-early's two schedules, each checked kRaceTrials times;
+// in the timeline build, a primary step and its secondary, block by block
+// (the second and third steps, in steady state): when each started, passed its
+// wait and ended.
+course::Experiment chain(size_t n, int k, const course::Args& args) {
+    course::Experiment e{
+        .group = DAY58_READ_BEFORE_WAIT ? "read-before-wait" : "chain",
+        .label = course::format("n=%zu K=%d", n, k),
+        .key = "schedule",
+        .size = n,
+        .fields = course::Row().integer("k", k),
+        .modes = {course::TimingMode::Batch},
+        .twins = {"plain", "graph-plain"},
+        // A fresh input, x[i] = i % 1024, and a poisoned output.
+        .inputs =
+            {{"",
+              [n](cudaStream_t s) {
+                  initInput<<<course::ceilDiv(n, kThreads), kThreads, 0, s>>>(
+                      gBuf[0], n);
+                  course::poison(gBuf[1].get(), n, s);
+              }}},
+        // After K steps every element is x[i] + K table[i] exactly: whole
+        // numbers under 2^24.
+        .check =
+            [n, k](const course::Checking& at) {
+                at.row.work(at.stream);
+                return course::expectAll(gBuf[k % 2].get(), n, [k](size_t i) {
+                    const size_t j = i % kTableSize;  // x[i] + K table[i]
+                    return static_cast<double>(j + k * (j % 3));
+                });
+            },
+        .repeat = DAY58_READ_BEFORE_WAIT ? (args.quick ? 3 : kRaceTrials) : 1,
+        .timeline = {.rows = {"plain", "pdl", "pdl-early", "graph-pdl"},
+                     .kernels = {"", "primary", "secondary", ""}}};
+    for (const Schedule& s : kSchedules) {
+        if (args.profile
+                ? s.step == step<Kind::Plain>
+                : !DAY58_READ_BEFORE_WAIT || s.step == step<Kind::PdlEarly>) {
+            e.cases.push_back({.name = s.name,
+                               .work = chainOf(s, n, k),
+                               .against = s.against,
+                               .replay = s.graph,
+                               .calls = k});
+        }
     }
+    return e;
 }
-
-}  // namespace
 
 int main(int argc, char** argv) {
-    course::Lesson l = course::begin(
+    course::Lesson l(
         argc, argv,
-        {.variants = course::namesOf(kSchedules),
-         .bytesPerElement = 8.0,  // two ping-pong buffers of floats
-         .about = "Times a chain of K short dependent kernels, eight launch "
-                  "schedules at three sizes and lengths; --size N: one size."});
-    const std::vector<size_t> sizes =
-        l.args().size    ? std::vector<size_t>{l.args().size}
-        : l.args().quick ? std::vector<size_t>{100003}
-                         : kSizes;
-    const std::vector<int> lengths =
-        l.args().quick || kReadBeforeWait || course::kTimelineBuild
-            ? std::vector<int>{4}
-            : (l.args().profile ? std::vector<int>{1} : kChainLengths);
-    const size_t maxN = *std::max_element(sizes.begin(), sizes.end());
-    const course::DeviceArray<float> buf0(maxN), buf1(maxN), table(kTableSize);
-    course::launch(initTable, dim3(1), dim3(kTableSize), l.stream(), {},
-                   table.get());
-    // Ten chains a sample (40 to 640 kernels); two under --quick.
-    l.timing().batch = l.args().quick ? 2 : 10;
-    for (size_t n : sizes) {
-        for (int k : lengths) {
-            const Chain c{n, k, {buf0, buf1}, table};
-            if (kReadBeforeWait) {
-                countRaces(l, c, l.args().quick ? 3 : kRaceTrials);
-            } else if (course::kTimelineBuild) {
-                timelines(l, c);
-            } else {
-                timeChain(l, c);
-            }
+        {.text = "Times a chain of K short dependent kernels, eight launch "
+                 "schedules at three sizes and lengths.",
+         .unit = "elements each step adds (one size for every chain)",
+         .bytesEach = 8.0});  // two ping-pong buffers of floats
+    l.timing().batch = 10;    // ten chains a sample: 40 to 640 kernels
+    for (size_t n : l.sizes(kSizes)) {
+        for (size_t k : l.pick(kLengths)) {
+            l.add(chain(n, static_cast<int>(k), l.args()));
         }
     }
-    return l.finish();
+    return l.run([&] {
+        gBuf[0].resize(l.largest());
+        gBuf[1].resize(l.largest());
+        gTable.resize(kTableSize);
+        initTable<<<1, kTableSize, 0, l.stream()>>>(gTable);
+    });
 }

@@ -33,15 +33,7 @@
 // sm_90 embeds PTX the driver compiles forward onto newer GPUs. The day's
 // README shows the promoted run of this program, or says UNVERIFIED.
 
-#include <cstdint>
-#include <cstdio>
-#include <functional>
-#include <memory>
-#include <string>
-#include <vector>
-
 #include <cooperative_groups.h>
-#include <cuda_runtime.h>
 #include <cub/device/device_histogram.cuh>
 
 #include "course.cuh"
@@ -59,14 +51,14 @@ constexpr int kElemsPerBlock = 2 * kThreadsPerBlock;
 // divides the count and every bounds check runs.
 constexpr size_t kDefaultElems = 16777216ull - 611ull;
 
-// 8 is the largest portable cluster size ("a maximum of 8 thread blocks in
-// a cluster is supported as a portable cluster size", CUDA C++ Programming
-// Guide, Thread Block Clusters, checked 2026-11-29). 16 is the H100/H200
-// non-portable maximum, taken only after
-// cudaFuncAttributeNonPortableClusterSizeAllowed and only when
-// cudaOccupancyMaxPotentialClusterSize agrees.
-constexpr int kMaxPortableCluster = 8;
-constexpr int kMaxNonPortableCluster = 16;
+// The cluster sizes tried: powers of two up to 8, the largest portable
+// size ("a maximum of 8 thread blocks in a cluster is supported as a
+// portable cluster size", CUDA C++ Programming Guide, Thread Block
+// Clusters, checked 2026-11-29), and 16, the H100/H200 non-portable
+// maximum, taken only after cudaFuncAttributeNonPortableClusterSizeAllowed
+// and only where cudaOccupancyMaxPotentialClusterSize agrees.
+const std::vector<int> kPortable = {1, 2, 4, 8};
+const std::vector<int> kClusters = {1, 2, 4, 8, 16};
 
 // The histogram's bin counts: 256 (a byte's values), 4,096 (a private copy
 // per block still fits easily: 16 KiB) and 65,536 (256 KiB: no single
@@ -97,20 +89,21 @@ constexpr int kChaseSteps = 8192;
 constexpr int kBwFloats = 8192;
 constexpr int kBwReps = 64;
 
-static_assert((kThreadsPerBlock & (kThreadsPerBlock - 1)) == 0,
-              "the tree halves the stride, so the block size must be a "
-              "power of two");
 static_assert(kBwFloats % (4 * kThreadsPerBlock) == 0,
               "each thread reads whole float4s of the bandwidth buffer");
 
-// The negative build: the trailing cluster.sync() calls left out.
-#ifdef DAY77_DROP_TRAILING_CLUSTER_SYNC
-constexpr bool kDropTrailingSync = true;
-#else
-constexpr bool kDropTrailingSync = false;
-#endif
+// ---- What every group shares ----
 
-// ---- Launching: what every group shares ----
+// The ones every reduction sums, their one sum, and the partials (one per
+// block of the largest padded cluster grid: the cluster-launch rows store
+// one per block, padding too; the stencil's output; the bandwidth rows'
+// sums), made by main's setup after the GPU gate.
+course::DeviceArray<float> gOnes, gSum, gPartials;
+int gSms = 0;
+
+int firstBlocks(size_t n) {
+    return static_cast<int>(course::ceilDiv(n, kElemsPerBlock));
+}
 
 // A launch of `kernel` over `blocks` blocks in clusters of `cluster` (0:
 // without clusters), with `smem` bytes of dynamic shared memory a block.
@@ -123,63 +116,60 @@ void inClusters(void (*kernel)(KernelArgs...), int blocks, int cluster,
         std::forward<Args>(args)...);
 }
 
-// The cluster sizes this lesson tries that `kernel` launches with here,
-// from `smallest` up to `limit`: the powers of two up to the portable 8,
-// and 16 where the GPU allows it.
-template <typename... KernelArgs>
-std::vector<int> clusterSizes(void (*kernel)(KernelArgs...), int limit,
-                              size_t smem = 0, int smallest = 1) {
-    return course::clusterSizes(
-        kernel, kThreadsPerBlock,
-        {1, 2, 4, kMaxPortableCluster, kMaxNonPortableCluster}, smallest, limit,
-        smem);
+// A group's rows at n elements, timed in batch and cold, `twin` twice.
+course::Experiment group(const char* name, std::string label, size_t n,
+                         const char* twin) {
+    return {.group = name,
+            .label = std::move(label),
+            .key = "mode",
+            .size = n,
+            .modes = {course::TimingMode::Batch, course::TimingMode::Cold},
+            .twins = {twin}};
 }
 
-// A row of a group: its name, the cluster size it launches with (0: no
-// clusters), its global atomics per launch (-1: not counted), the bytes a
-// launch moves, its work, what else names it, what the rule decides it
-// against.
-course::Case row(std::string name, int cluster, long long atomics, double bytes,
-                 course::Work work, course::Row fields = {},
-                 std::vector<std::string> against = {}) {
+// A row: its name, its work, the bytes a call moves, its cluster size (0:
+// none), what the rule decides it against, and what else names it.
+course::Case row(std::string name, course::Work work, double bytes, int c,
+                 std::vector<std::string> against = {}, course::Row more = {}) {
     return {.name = std::move(name),
             .work = std::move(work),
             .bytes = bytes,
-            .fields = course::Row()
-                          .integer("global_atomics", atomics)
-                          .integer("cluster", cluster)
-                          .merge(fields),
+            .fields = course::Row().integer("cluster", c).merge(more),
             .against = std::move(against)};
 }
 
-// What the reductions share: the size, the all-ones input, the one sum and
-// the partials (one per block of the largest padded cluster grid: the
-// cluster-launch rows store one per block, padding too). Its check: the
-// ones add up to n exactly, in the sum (`stored` 0) or the stored partials.
-struct Ones {
-    Ones(size_t count, cudaStream_t stream)
-        : n(count),
-          firstBlocks(static_cast<int>(course::ceilDiv(n, kElemsPerBlock))),
-          in(n),
-          sum(1),
-          partials(course::roundUp(firstBlocks, kMaxNonPortableCluster)) {
-        course::fill(in, n, 1.0f, stream);
-    }
-    course::Checked total(const course::Case& c, int stored,
-                          cudaStream_t s) const {
-        CUDA_CHECK(cudaMemsetAsync(sum, 0, sizeof(float), s));
-        course::poison(partials, static_cast<size_t>(stored), s);
-        c.work(s);
-        double got = stored == 0 ? course::toHost(sum, 1)[0] : 0.0;
-        for (float v : course::toHost(partials, static_cast<size_t>(stored))) {
-            got += v;
+// A `here` (course::Case) for a row in clusters of c (0: none) of `kernel`
+// with `smem` bytes a block: the row runs where that launches, in a
+// one-wave grid shared by all of `sizes` that launch (so the rows differ in
+// their tails alone), and counts `perCluster` global atomics a cluster.
+template <typename... KernelArgs>
+auto oneWave(void (*kernel)(KernelArgs...), int c, std::vector<int> sizes,
+             size_t smem, long long perCluster, std::shared_ptr<int> grid) {
+    return [=](course::Case& r) -> std::string {
+        const std::vector<int> ok = course::clusterSizes(
+            kernel, kThreadsPerBlock, sizes, 1, sizes.back(), smem);
+        if (smem > static_cast<size_t>(course::sharedOptin()) ||
+            (c > 0 && std::find(ok.begin(), ok.end(), c) == ok.end())) {
+            return course::format("clusters of %d, %zu bytes a block", c, smem);
         }
-        return course::closeTo(got, static_cast<double>(n), 0.0);
+        *grid = course::oneWaveGrid(kernel, kThreadsPerBlock, ok, smem);
+        r.fields.integer("global_atomics", perCluster * *grid / std::max(c, 1));
+        return "";
+    };
+}
+
+// The reductions' check: the ones add up to n exactly, in the sum
+// (`stored` 0) or in the `stored` partials.
+course::Checked total(const course::Checking& at, size_t stored, size_t n) {
+    CUDA_CHECK(cudaMemsetAsync(gSum, 0, sizeof(float), at.stream));
+    course::poison(gPartials.get(), stored, at.stream);
+    at.row.work(at.stream);
+    double got = stored == 0 ? course::toHost(gSum.get(), 1)[0] : 0.0;
+    for (float v : course::toHost(gPartials.get(), stored)) {
+        got += v;
     }
-    size_t n;
-    int firstBlocks;  // one per kElemsPerBlock elements
-    course::DeviceArray<float> in, sum, partials;
-};
+    return course::closeTo(got, static_cast<double>(n), 0.0);
+}
 
 // How a kernel hands its result to global memory.
 enum class Tail {
@@ -279,57 +269,67 @@ __global__ void atomicsOnly(size_t n, float* __restrict__ sum) {
 
 // The first schedule and its costs taken apart, one kernel of the same
 // shape a row, over the first schedule's blocks (padded to whole clusters):
-// what the timed group and the timeline build both launch. `stored`
-// receives each row's partials (0: it adds into the sum).
-std::vector<course::Case> firstRows(const Ones& o, std::vector<int>& stored) {
-    // clustered: a row per cluster size, NAME-C; toSum: an atomic tail into
-    // the sum, else partials; perCluster: one result a cluster, else a
-    // block; against: the row the rule compares it with, at this row's
-    // cluster size where sameSize.
-    const struct {
-        const char* name;
-        void (*kernel)(const float*, size_t, float*);
-        bool clustered, toSum, perCluster;
-        const char *part, *against;
-        bool sameSize;
-    } shapes[] = {{"atomic", reduceBlock<Tail::Atomic>, false, true, false,
-                   "first", "atomics-only", false},
-                  {"dsm", reduceClusterDsm<Tail::Atomic>, true, true, true,
-                   "first", "atomic", false},
-                  {"store", reduceBlock<Tail::Store>, false, false, false,
-                   "costs", "", false},
-                  {"cluster-launch", reduceBlock<Tail::Store>, true, false,
-                   false, "costs", "store", false},
-                  {"cluster-store", reduceClusterDsm<Tail::Store>, true, false,
-                   true, "costs", "cluster-launch", true}};
-    std::vector<course::Case> rows;
-    const std::vector<int> sizes =
-        clusterSizes(reduceClusterDsm<Tail::Atomic>, kMaxPortableCluster);
-    for (const auto& sh : shapes) {
-        for (int c : sh.clustered ? sizes : std::vector<int>{0}) {
+// `clustered`, a row per portable cluster size; `toSum`, an atomic tail
+// into the sum, else partials; `perCluster`, one result a cluster, else a
+// block; `against`, the row the rule compares it with, at this row's
+// cluster size where `sameSize`. The timeline build records five of them.
+struct Shape {
+    const char* name;
+    void (*kernel)(const float*, size_t, float*);
+    bool clustered, toSum, perCluster;
+    const char *part, *against;
+    bool sameSize;
+};
+// clang-format off
+const Shape kShapes[] = {
+    {"atomic", reduceBlock<Tail::Atomic>, false, true, false, "first", "atomics-only", false},
+    {"dsm", reduceClusterDsm<Tail::Atomic>, true, true, true, "first", "atomic", false},
+    {"store", reduceBlock<Tail::Store>, false, false, false, "costs", "", false},
+    {"cluster-launch", reduceBlock<Tail::Store>, true, false, false, "costs", "store", false},
+    {"cluster-store", reduceClusterDsm<Tail::Store>, true, false, true, "costs", "cluster-launch", true}};
+// clang-format on
+
+course::Experiment firstAndCosts(size_t n) {
+    course::Experiment e =
+        group("first-and-costs", "first-and-costs", n, "atomic");
+    e.timeline = {
+        .rows = {"atomic", "dsm-1", "dsm-2", "store", "cluster-launch-1"},
+        .kernels = {"{row}", ""}};
+    e.check = [n](const course::Checking& at) { return total(at, 0, n); };
+    for (const Shape& sh : kShapes) {
+        for (int c : sh.clustered ? kPortable : std::vector<int>{0}) {
             const int grid = static_cast<int>(
-                course::roundUp(o.firstBlocks, std::max(c, 1)));
+                course::roundUp(firstBlocks(n), std::max(c, 1)));
             const int blocks = sh.perCluster ? grid / c : grid;
             const std::string size = c ? "-" + std::to_string(c) : "";
-            float* out = sh.toSum ? o.sum.get() : o.partials.get();
-            rows.push_back(row(
-                sh.name + size, c, sh.toSum ? blocks : 0, 4.0 * o.n,
-                [&o, k = sh.kernel, grid, c, out](cudaStream_t s) {
-                    inClusters(k, grid, c, s, 0, o.in.get(), o.n, out);
+            e.cases.push_back(row(
+                sh.name + size,
+                [k = sh.kernel, grid, c, n, sum = sh.toSum](cudaStream_t s) {
+                    inClusters(k, grid, c, s, 0, gOnes.get(), n,
+                               sum ? gSum.get() : gPartials.get());
                 },
-                course::Row().str("part", sh.part),
-                {*sh.against ? sh.against + (sh.sameSize ? size : "") : ""}));
-            stored.push_back(sh.toSum ? 0 : blocks);
+                4.0 * n, c,
+                {std::string(sh.against) + (sh.sameSize ? size : "")},
+                course::Row()
+                    .str("part", sh.part)
+                    .integer("global_atomics", sh.toSum ? blocks : 0)));
+            if (!sh.toSum) {
+                e.cases.back().check = [blocks, n](const course::Checking& at) {
+                    return total(at, blocks, n);
+                };
+            }
         }
     }
-    rows.push_back(row(
-        "atomics-only", 0, o.firstBlocks, 0.0,
-        [&o](cudaStream_t s) {
-            atomicsOnly<<<o.firstBlocks, 32, 0, s>>>(o.n, o.sum);
+    e.cases.push_back(row(
+        "atomics-only",
+        [n](cudaStream_t s) {
+            atomicsOnly<<<firstBlocks(n), 32, 0, s>>>(n, gSum);
         },
-        course::Row().str("part", "costs")));
-    stored.push_back(0);
-    return rows;
+        0.0, 0, {},
+        course::Row()
+            .str("part", "costs")
+            .integer("global_atomics", firstBlocks(n))));
+    return e;
 }
 
 // The persistent schedule: a grid sized to the machine, each block
@@ -381,26 +381,25 @@ __global__ void persistentReduce(const float* __restrict__ in, size_t n,
     }
 }
 
-// The persistent rows: one grid for all, so they differ only in their tails.
-std::vector<course::Case> persistentRows(const Ones& o) {
-    const auto clusters =
-        clusterSizes(persistentReduce<true>, kMaxNonPortableCluster);
-    const int grid =
-        course::oneWaveGrid(persistentReduce<true>, kThreadsPerBlock, clusters);
-    std::vector<course::Case> rows;
-    std::vector<int> all = {0};  // no clusters, then each size
-    all.insert(all.end(), clusters.begin(), clusters.end());
-    for (int c : all) {
-        rows.push_back(row(
-            c ? "persistent-dsm-" + std::to_string(c) : "persistent-atomic", c,
-            c ? grid / c : grid, 4.0 * o.n,
-            [&o, grid, c](cudaStream_t s) {
+// The persistent rows: a grid sized to the machine, one for all, so they
+// differ only in their tails: global atomics, or clusters of 1 to 16.
+course::Experiment persistent(size_t n) {
+    course::Experiment e =
+        group("persistent", "persistent", n, "persistent-atomic");
+    e.check = [n](const course::Checking& at) { return total(at, 0, n); };
+    for (int c : {0, 1, 2, 4, 8, 16}) {
+        const auto grid = std::make_shared<int>(0);
+        e.cases.push_back(row(
+            c ? "persistent-dsm-" + std::to_string(c) : "persistent-atomic",
+            [grid, c, n](cudaStream_t s) {
                 inClusters(c ? persistentReduce<true> : persistentReduce<false>,
-                           grid, c, s, 0, o.in.get(), o.n, o.sum.get());
+                           *grid, c, s, 0, gOnes.get(), n, gSum.get());
             },
-            {}, {c ? "persistent-atomic" : ""}));
+            4.0 * n, c, {c ? "persistent-atomic" : ""}));
+        e.cases.back().here =
+            oneWave(persistentReduce<true>, c, kClusters, 0, 1, grid);
     }
-    return rows;
+    return e;
 }
 
 // snippet: histogram-kernels
@@ -514,95 +513,93 @@ unsigned int key(size_t i, unsigned int bins, bool skewed) {
     return skewed && course::hashUnit(i, 555u) < kHotFraction ? hot : uniform;
 }
 
-// One histogram case: its keys (uniform or skewed) and their true counts,
-// the counters, and every way this lesson knows to count them, with CUB's.
-// Every row computes the whole histogram from zero, as a user would: the
-// reset is part of the work (CUB does its own). Each row is compared with
-// CUB, a cluster row also with the rows it builds on.
+// One histogram's keys (uniform or skewed), their true counts, the
+// counters and CUB's scratch, made when its experiment first loads them.
 struct Histogram {
-    Histogram(size_t count, unsigned int binCount, bool skew, size_t optin)
-        : n(count), bins(binCount), skewed(skew), want(bins, 0.0) {
+    void load(size_t n, unsigned int bins, bool skewed) {
         std::vector<unsigned int> host(n);
+        want.assign(bins, 0.0);
         for (size_t i = 0; i < n; ++i) {
             want[host[i] = key(i, bins, skewed)] += 1.0;
         }
-        keys = std::make_unique<course::DeviceArray<unsigned int>>(host);
-        const size_t priv = bins * sizeof(unsigned int);
-        add("global", 0, n, histogramGlobal, {}, 0, {});
-        if (priv <= optin) {
-            add("private", 0, bins, histogramPrivate<false>, {}, priv, {});
-            const auto sizes = clusterSizes(histogramPrivate<true>,
-                                            kMaxNonPortableCluster, priv);
-            for (int c : sizes) {  // one grid for every size
-                add("private-dsm-" + std::to_string(c), c, bins,
-                    histogramPrivate<true>, sizes, priv, {"private"});
-            }
-        }
-        for (int c : clusterSizes(histogramDistributed, kMaxNonPortableCluster,
-                                  priv / 2, 2)) {
-            if (priv / c <= optin) {
-                add("distributed-" + std::to_string(c), c, bins,
-                    histogramDistributed, {c}, priv / c, {"global", "private"});
-            }
-        }
-        addCub();
+        keys.resize(n);
+        CUDA_CHECK(
+            cudaMemcpy(keys, host.data(), n * 4, cudaMemcpyHostToDevice));
+        out.resize(bins);
+        CUDA_CHECK(cub::DeviceHistogram::HistogramEven(
+            nullptr, cubBytes, keys.get(), out.get(), int(bins) + 1, 0u, bins,
+            int64_t(n)));
+        cubTemp.resize(cubBytes);
     }
-    // A row of `kernel` in clusters of c (0: none), a one-wave grid that
-    // fits every size in `clusters`, `perBlock` global atomics a block (a
-    // cluster, in clusters) or, for "global", n in all.
-    template <typename Kernel>
-    void add(std::string name, int c, long long perBlock, Kernel kernel,
-             std::vector<int> clusters, size_t smem,
-             std::vector<std::string> against) {
-        const int grid =
-            course::oneWaveGrid(kernel, kThreadsPerBlock, clusters, smem);
-        const long long atomics =
-            name == "global" ? perBlock : perBlock * grid / std::max(c, 1);
+    course::DeviceArray<unsigned int> keys, out;
+    course::DeviceArray<char> cubTemp;
+    std::vector<double> want;
+    size_t cubBytes = 0;
+};
+
+// Every way this lesson knows to count a histogram, with CUB's. Every row
+// computes the whole histogram from zero, as a user would: the reset is
+// part of the work (CUB does its own). Each row is compared with CUB, a
+// cluster row also with the rows it builds on; a row whose copy of the
+// bins does not fit a block's shared memory is left out where it does not.
+course::Experiment histogram(size_t n, unsigned int bins, bool skewed) {
+    const auto h = std::make_shared<Histogram>();
+    const char* keys = skewed ? "skewed" : "uniform";
+    course::Experiment e = group(
+        "histogram", course::format("histogram %u %s", bins, keys), n, "cub");
+    e.fields = course::Row().integer("bins", bins).str("keys", keys);
+    e.inputs = {{"", [=](cudaStream_t) {
+                     h->want.empty() ? h->load(n, bins, skewed) : void();
+                 }}};
+    e.check = [h, bins](const course::Checking& at) {
+        return course::checkOutput(at.stream, at.row.work, h->out.get(), bins,
+                                   [&](size_t k) { return h->want[k]; });
+    };
+    const size_t priv = bins * sizeof(unsigned int);
+    const auto add = [&](std::string name, auto kernel, int c, size_t smem,
+                         std::vector<int> sizes,
+                         std::vector<std::string> against) {
+        const auto grid = std::make_shared<int>(0);
         against.push_back("cub");
-        rows.push_back(row(
-            std::move(name), c, atomics, 4.0 * n,
-            [this, kernel, c, grid, smem](cudaStream_t s) {
-                CUDA_CHECK(cudaMemsetAsync(out, 0, bins * sizeof(unsigned), s));
-                inClusters(kernel, grid, c, s, smem, keys->get(), n, bins,
-                           out.get());
+        e.cases.push_back(row(
+            std::move(name),
+            [=](cudaStream_t s) {
+                CUDA_CHECK(
+                    cudaMemsetAsync(h->out, 0, bins * sizeof(unsigned int), s));
+                inClusters(kernel, *grid, c, s, smem, h->keys.get(), n, bins,
+                           h->out.get());
             },
-            fields(), against));
+            4.0 * n, c, against));
+        e.cases.back().here =
+            oneWave(kernel, c, sizes, smem, c || smem ? bins : 0, grid);
+    };
+    add("global", histogramGlobal, 0, 0, {1}, {});
+    add("private", histogramPrivate<false>, 0, priv, {1}, {});
+    for (int c : kClusters) {
+        add(course::format("private-dsm-%d", c), histogramPrivate<true>, c,
+            priv, kClusters, {"private"});
+    }
+    for (int c : kClusters) {
+        if (c >= 2) {
+            add(course::format("distributed-%d", c), histogramDistributed, c,
+                priv / c, {c}, {"global", "private"});
+        }
     }
     // snippet: cub-histogram
     // What a user would call instead: CUB's even-width histogram, bins
     // [k, k + 1) for k = 0 .. bins - 1. It zeroes the counters itself.
-    void addCub() {
-        CUDA_CHECK(cub::DeviceHistogram::HistogramEven(
-            nullptr, cubBytes, keys->get(), out.get(),
-            static_cast<int>(bins) + 1, 0u, bins, static_cast<int64_t>(n)));
-        cubTemp = std::make_unique<course::DeviceArray<char>>(cubBytes);
-        rows.push_back(row(
-            "cub", 0, -1, 4.0 * n,
-            [this](cudaStream_t s) {
-                size_t bytes = cubBytes;
-                CUDA_CHECK(cub::DeviceHistogram::HistogramEven(
-                    cubTemp->get(), bytes, keys->get(), out.get(),
-                    static_cast<int>(bins) + 1, 0u, bins,
-                    static_cast<int64_t>(n), s));
-            },
-            fields()));
-    }
+    e.cases.push_back(row(
+        "cub",
+        [=](cudaStream_t s) {
+            size_t bytes = h->cubBytes;
+            CUDA_CHECK(cub::DeviceHistogram::HistogramEven(
+                h->cubTemp.get(), bytes, h->keys.get(), h->out.get(),
+                int(bins) + 1, 0u, bins, int64_t(n), s));
+        },
+        4.0 * n, 0));
     // end snippet
-    course::Row fields() const {
-        return course::Row()
-            .integer("bins", bins)
-            .str("keys", skewed ? "skewed" : "uniform");
-    }
-    size_t n;
-    unsigned int bins;
-    bool skewed;
-    std::vector<double> want;
-    std::unique_ptr<course::DeviceArray<unsigned int>> keys;
-    course::DeviceArray<unsigned int> out{bins};
-    size_t cubBytes = 0;
-    std::unique_ptr<course::DeviceArray<char>> cubTemp;
-    std::vector<course::Case> rows;
-};
+    return e;
+}
 
 // snippet: stencil-dsm
 // 3-point stencil, out[i] = 0.25 in[i-1] + 0.5 in[i] + 0.25 in[i+1], with
@@ -664,36 +661,42 @@ __global__ void stencil3(const float* __restrict__ in, size_t n,
 // end snippet
 
 // The stencil's rows, over a random input the host keeps a copy of: the
-// halo from global memory, or from the neighbours through DSMEM.
-struct Stencil {
-    Stencil(size_t count, cudaStream_t stream) : n(count), in(n), out(n) {
-        course::fillRandom(in, n, stream);
-        host = course::toHost(in, n);
-        for (bool dsm : {false, true}) {
-            const int c = dsm ? kStencilCluster : 0;
-            rows.push_back(
-                row(dsm ? "stencil-dsm" : "stencil-global", c, 0,
-                    8.0 * n,  // read in, write out
-                    [this, dsm, c](cudaStream_t s) {
-                        inClusters(dsm ? stencil3<true> : stencil3<false>,
-                                   blocks(), c, s, 0, in.get(), n, out.get());
-                    },
-                    {}, {dsm ? "stencil-global" : ""}));
-        }
+// halo from global memory, or from the neighbours through DSMEM. Within
+// 1e-6 of float64: three products of values in [0, 1), each term's
+// rounding under 2^-24 (about 6e-8), with a wide margin.
+course::Experiment stencil(size_t n) {
+    const auto in = std::make_shared<course::DeviceArray<float>>();
+    const auto x = std::make_shared<std::vector<float>>();
+    const int blocks = static_cast<int>(
+        course::roundUp(course::ceilDiv(n, kThreadsPerBlock), kStencilCluster));
+    course::Experiment e = group("stencil", "stencil", n, "stencil-global");
+    e.inputs = {{"", [=](cudaStream_t s) {
+                     in->resize(n);
+                     course::fillRandom(*in, n, s);
+                     *x = course::toHost(in->get(), n);
+                 }}};
+    e.check = [x, n](const course::Checking& at) {
+        const std::vector<float>& v = *x;
+        return course::checkOutput(
+            at.stream, at.row.work, gPartials.get(), n,
+            [&](size_t i) {
+                return 0.25 * (i > 0 ? v[i - 1] : 0.0) + 0.5 * v[i] +
+                       0.25 * (i + 1 < n ? v[i + 1] : 0.0);
+            },
+            1e-6);
+    };
+    for (bool dsm : {false, true}) {
+        const int c = dsm ? kStencilCluster : 0;
+        e.cases.push_back(row(
+            dsm ? "stencil-dsm" : "stencil-global",
+            [=](cudaStream_t s) {
+                inClusters(dsm ? stencil3<true> : stencil3<false>, blocks, c, s,
+                           0, in->get(), n, gPartials.get());
+            },
+            8.0 * n, c, {dsm ? "stencil-global" : ""}));  // read in, write out
     }
-    int blocks() const {
-        return static_cast<int>(course::roundUp(
-            course::ceilDiv(n, kThreadsPerBlock), kStencilCluster));
-    }
-    double want(size_t i) const {
-        return 0.25 * (i > 0 ? host[i - 1] : 0.0) + 0.5 * host[i] +
-               0.25 * (i + 1 < n ? host[i + 1] : 0.0);
-    }
-    size_t n;
-    course::DeviceArray<float> in, out;
-    std::vector<float> host;
-    std::vector<course::Case> rows;
-};
+    return e;
+}
 
 // Where the latency chase's links live.
 enum class Chase {
@@ -802,227 +805,109 @@ __global__ void sharedBandwidth(float* __restrict__ sums, int reps) {
     cluster.sync();  // the partner may still be reading this buffer
 }
 
-// One chase: `trials` runs after a warm-up (module load, L2 fill: checked,
-// not kept), each a load's cycles, or empty if a chase ended at the wrong
-// link.
-template <typename Chaser>
-std::vector<double> chase(Chaser kernel, int trials, cudaStream_t s) {
-    std::vector<unsigned int> h(kChaseLinks);
-    for (int k = 0; k < kChaseLinks; ++k) {
-        h[k] = (k + kChaseStride) % kChaseLinks;
-    }
-    const course::DeviceArray<unsigned int> links(h);
-    const course::DeviceArray<unsigned long long> out(2);
-    std::vector<double> cycles;
-    for (int t = 0; t <= trials; ++t) {
-        course::launch(kernel, 2, 32, s, {2, false, 0}, links.get(), out.get());
-        const std::vector<unsigned long long> got = course::toHost(out, 2);
-        if (got[1] != 1ull * kChaseSteps * kChaseStride % kChaseLinks) {
-            return {};
-        }
-        cycles.insert(cycles.end(), t > 0 ? 1 : 0, 1.0 * got[0] / kChaseSteps);
-    }
-    return cycles;
+// Where each chase's links live, by name.
+using Chaser = void (*)(const unsigned int*, unsigned long long*);
+const std::pair<const char*, Chaser> kChases[] = {
+    {"chase-local-smem", latencyChase<Chase::LocalShared>},
+    {"chase-dsmem-mapped", latencyChase<Chase::RemoteMapped>},
+    {"chase-dsmem-ptx", latencyChase<Chase::RemotePtx>},
+    {"chase-l2", latencyChase<Chase::GlobalL2>}};
+
+// One chase: `trials` runs after a warm-up (module load, L2 fill), each a
+// load's cycles; checked by where every chase ended.
+course::Probe chase(const char* name, Chaser kernel, int trials) {
+    return {
+        .group = "latency",
+        .label = name,
+        .fields = course::Row().str("mode", name),
+        .measure = [=](cudaStream_t s) {
+            std::vector<unsigned int> h(kChaseLinks);
+            for (int k = 0; k < kChaseLinks; ++k) {
+                h[k] = (k + kChaseStride) % kChaseLinks;
+            }
+            const course::DeviceArray<unsigned int> links(h);
+            const course::DeviceArray<unsigned long long> out(2);
+            std::vector<double> cycles;
+            for (int t = 0; t <= trials; ++t) {
+                course::launch(kernel, 2, 32, s, {2, false, 0}, links.get(),
+                               out.get());
+                const auto got = course::toHost(out.get(), 2);
+                if (got[1] != 1ull * kChaseSteps * kChaseStride % kChaseLinks) {
+                    return course::Probed{
+                        {false, "a chase ended at a wrong link"}};
+                }
+                cycles.insert(cycles.end(), t > 0, 1.0 * got[0] / kChaseSteps);
+            }
+            return course::Probed{{true, "every chase ended at its link"},
+                                  course::sampled("cycles", cycles)};
+        }};
 }
 
 // The bandwidth rows: two blocks per SM, in clusters of 2, reading their
 // own buffer or the partner's `reps` times; each block's sum is `want`.
-struct Bandwidth {
-    Bandwidth(int sms, int r) : blocks(2 * sms), reps(r), sums(blocks) {
-        for (int k = 0; k < kBwFloats / 4; ++k) {
-            want += 4.0 * (k % 4) * reps;
-        }
-        for (bool remote : {false, true}) {
-            rows.push_back(row(
-                remote ? "dsm-bandwidth-remote" : "dsm-bandwidth-local", 2, 0,
-                4.0 * blocks * reps * kBwFloats,
-                [this, remote](cudaStream_t s) {
+course::Experiment bandwidth(int reps) {
+    // float4 k holds k % 4 four times: 0 + 4 + 8 + 12 = 24 every 16 floats.
+    const double want = 24.0 * (kBwFloats / 16) * reps;
+    course::Experiment e =
+        group("latency", "latency bandwidth", 0, "dsm-bandwidth-local");
+    e.fields = course::Row().str("memory", "shared");  // not DRAM's bytes
+    e.check = [want](const course::Checking& at) {
+        return course::checkOutput(at.stream, at.row.work, gPartials.get(),
+                                   2 * gSms, [&](size_t) { return want; });
+    };
+    for (bool remote : {false, true}) {
+        e.cases.push_back(
+            row(remote ? "dsm-bandwidth-remote" : "dsm-bandwidth-local",
+                [remote, reps](cudaStream_t s) {
                     inClusters(
                         remote ? sharedBandwidth<true> : sharedBandwidth<false>,
-                        blocks, 2, s, 0, sums.get(), reps);
+                        2 * gSms, 2, s, 0, gPartials.get(), reps);
                 },
-                {}, {remote ? "dsm-bandwidth-local" : ""}));
-        }
+                0.0, 2, {remote ? "dsm-bandwidth-local" : ""}));
+        e.cases.back().here = [reps](course::Case& r) {
+            r.bytes = 4.0 * 2 * gSms * reps * kBwFloats;
+            return std::string();
+        };
     }
-    int blocks, reps;
-    course::DeviceArray<float> sums;
-    double want = 0.0;
-    std::vector<course::Case> rows;
-};
-
-// ---- The groups, their checks, and main ----
-
-namespace {
-
-// Checks every row of a group, then times them as one set in batch and in
-// cold mode, `twin` twice (the rule's measured false-call rate).
-void timeGroup(course::Lesson& l, const char* group, const std::string& label,
-               size_t n, const std::vector<course::Case>& rows,
-               std::function<course::Checked(const course::Case&)> check,
-               const std::string& twin) {
-    course::run(
-        l,
-        {.label = label,
-         .key = "mode",
-         .fields = course::Row()
-                       .str("group", group)
-                       .str("memory",
-                            std::string(group) == "latency" ? "shared" : "dram")
-                       .integer("elements", n),
-         .modes = {course::TimingMode::Batch, course::TimingMode::Cold},
-         .twins = {twin},
-         .check = [&](const course::Case& c,
-                      const std::string&) { return check(c); }},
-        rows);
+    return e;
 }
-
-void firstAndCosts(course::Lesson& l, const Ones& o) {
-    std::vector<int> stored;
-    const std::vector<course::Case> rows = firstRows(o, stored);
-    timeGroup(
-        l, "first-and-costs", "first-and-costs", o.n, rows,
-        [&](const course::Case& c) {
-            return o.total(c, stored[&c - rows.data()], l.stream());
-        },
-        "atomic");
-}
-
-void persistent(course::Lesson& l, const Ones& o) {
-    timeGroup(
-        l, "persistent", "persistent", o.n, persistentRows(o),
-        [&](const course::Case& c) { return o.total(c, 0, l.stream()); },
-        "persistent-atomic");
-}
-
-void histograms(course::Lesson& l, const Ones& o) {
-    const size_t optin = l.gpu().sharedMemPerBlockOptin;
-    course::allowSharedMemory(histogramPrivate<false>, optin);
-    course::allowSharedMemory(histogramPrivate<true>, optin);
-    course::allowSharedMemory(histogramDistributed, optin);
-    for (unsigned int bins : kBinCounts) {
-        for (bool skewed : {false, true}) {
-            const Histogram h(o.n, bins, skewed, optin);
-            timeGroup(
-                l, "histogram",
-                course::format("histogram %u %s", bins,
-                               skewed ? "skewed" : "uniform"),
-                o.n, h.rows,
-                [&](const course::Case& c) {
-                    return course::checkOutput(
-                        l.stream(), c.work, h.out.get(), bins,
-                        [&](size_t k) { return h.want[k]; });
-                },
-                "cub");
-        }
-    }
-}
-
-// Within 1e-6 of float64: three products of values in [0, 1), each term's
-// rounding under 2^-24 (about 6e-8), with a wide margin.
-void stencil(course::Lesson& l, const Ones& o) {
-    const Stencil st(o.n, l.stream());
-    timeGroup(
-        l, "stencil", "stencil", o.n, st.rows,
-        [&](const course::Case& c) {
-            return course::checkOutput(
-                l.stream(), c.work, st.out.get(), o.n,
-                [&](size_t i) { return st.want(i); }, 1e-6);
-        },
-        "stencil-global");
-}
-
-// How far away DSMEM is: one thread's dependent loads (cycles a load by
-// clock64, checked by where the chase ends), then read bandwidth, local
-// against remote (timed, checked by every block's sum).
-void latency(course::Lesson& l, const Ones& o) {
-    using Chaser = void (*)(const unsigned int*, unsigned long long*);
-    const std::pair<const char*, Chaser> paths[] = {
-        {"chase-local-smem", latencyChase<Chase::LocalShared>},
-        {"chase-dsmem-mapped", latencyChase<Chase::RemoteMapped>},
-        {"chase-dsmem-ptx", latencyChase<Chase::RemotePtx>},
-        {"chase-l2", latencyChase<Chase::GlobalL2>}};
-    for (const auto& [name, kernel] : paths) {
-        const std::vector<double> cycles =
-            chase(kernel, l.args().quick ? 3 : 15, l.stream());
-        if (l.check(name, !cycles.empty(), "where the chase ended")) {
-            const auto s = course::summarize(cycles, course::TimingMode::Batch);
-            std::printf("%-22s median %.1f cycles a load\n", name, s.median);
-            l.row(course::Row()
-                      .str("group", "latency")
-                      .str("mode", name)
-                      .num("median_cycles", s.median)
-                      .num("min_cycles", s.min)
-                      .num("max_cycles", s.max)
-                      .nums("samples_cycles", cycles));
-        }
-    }
-    const Bandwidth bw(l.gpu().multiProcessorCount,
-                       l.args().quick ? 1 : kBwReps);
-    timeGroup(
-        l, "latency", "latency bandwidth", o.n, bw.rows,
-        [&](const course::Case& c) {
-            return course::checkOutput(l.stream(), c.work, bw.sums.get(),
-                                       bw.blocks,
-                                       [&](size_t) { return bw.want; });
-        },
-        "dsm-bandwidth-local");
-}
-
-// When each block of the first schedule started and ended: plainly, in
-// clusters of 1 and 2, and the store rows that separate the cluster
-// launch from its barriers.
-void timelines(course::Lesson& l, const Ones& o) {
-    course::timeline::Recorder rec(static_cast<unsigned int>(o.firstBlocks) +
-                                   64u);
-    std::vector<int> stored;
-    const std::vector<course::Case> rows = firstRows(o, stored);
-    for (const char* name :
-         {"atomic", "dsm-1", "dsm-2", "store", "cluster-launch-1"}) {
-        course::timeline::record(
-            l, rec, {name, ""},
-            course::Row().str("schedule", name).integer("elements", o.n),
-            [&] { course::byName(rows, name).work(l.stream()); });
-    }
-}
-
-// The lesson's groups, in the order they run: --only takes their names.
-const struct Group {
-    const char* name;
-    void (*run)(course::Lesson&, const Ones&);
-} kGroups[] = {{"first-and-costs", firstAndCosts},
-               {"persistent", persistent},
-               {"histogram", histograms},
-               {"stencil", stencil},
-               {"latency", latency}};
-
-}  // namespace
 
 int main(int argc, char** argv) {
-    course::Lesson l = course::begin(
+    course::Lesson l(
         argc, argv,
-        {.clusters = true,
-         .variants = course::namesOf(kGroups),
-         // the ones, the histogram's keys, the stencil's input and output
-         .bytesPerElement = 16.0,
-         .about = "Reduces ones, builds histograms and runs a stencil with and "
-                  "without thread block clusters. --size N (under 2^24, so "
-                  "sums stay exact) sets the element count of every group.",
-         .maxSize = (1ull << 24) - 1});
-    const Ones o(l.args().size ? l.args().size : kDefaultElems, l.stream());
-    l.setting(course::Row()
-                  .integer("elements", o.n)
-                  .integer("threads_per_block", kThreadsPerBlock));
-    if constexpr (kDropTrailingSync) {
-        std::printf(
-            "BUILT WITH DAY77_DROP_TRAILING_CLUSTER_SYNC: the trailing "
-            "cluster.sync() calls are removed; expect a fault\n");
-    }
-    if constexpr (course::kTimelineBuild) {
-        timelines(l, o);  // the timeline build records, never times
-    } else {
-        for (const Group* g : l.chosen(kGroups)) {
-            g->run(l, o);
+        {.text = "Reduces ones, builds histograms and runs a stencil with and "
+                 "without thread block clusters.",
+         .unit = "elements of every group (under 2^24, so sums stay exact)",
+         // the ones, the keys, the stencil's input and output
+         .bytesEach = 16.0,
+         .maxSize = (1ull << 24) - 1,
+         .clusters = true});
+    for (size_t n :
+         l.sizes({.run = {kDefaultElems}, .quick = {kDefaultElems}})) {
+        l.add(firstAndCosts(n));
+        l.add(persistent(n));
+        for (unsigned int bins : kBinCounts) {
+            l.add(histogram(n, bins, false));
+            l.add(histogram(n, bins, true));
         }
+        l.add(stencil(n));
     }
-    return l.finish();
+    for (const auto& [name, kernel] : kChases) {
+        l.add(chase(name, kernel, l.args().quick ? 3 : 15));
+    }
+    l.add(bandwidth(l.args().quick ? 1 : kBwReps));
+    return l.run([&] {
+        const size_t n = l.largest();
+        gSms = l.gpu().multiProcessorCount;
+        gOnes.resize(n);
+        gSum.resize(1);
+        gPartials.resize(std::max<size_t>(
+            {n, course::roundUp(firstBlocks(n), 16), 2u * gSms}));
+        course::fill(gOnes, n, 1.0f, l.stream());
+        for (auto kernel : {histogramPrivate<false>, histogramPrivate<true>,
+                            histogramDistributed}) {
+            course::allowSharedMemory(kernel, course::sharedOptin());
+        }
+        l.setting(course::Row().integer("threads_per_block", kThreadsPerBlock));
+    });
 }

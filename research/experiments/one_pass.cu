@@ -448,52 +448,42 @@ const struct Design {
 }  // namespace
 
 int main(int argc, char** argv) {
-    course::Lesson l = course::begin(
-        argc, argv,
-        {.name = "one_pass",
-         .clusters = true,
-         .variants = course::namesOf(kDesigns),
-         .bytesPerElement = 4.0,
-         .about = "Times one-pass sum designs beside day 24's v9, CUB and the "
-                  "read ceiling at mid sizes."});
-    std::vector<size_t> sizes = {8192,    8193,    65536,    262145,
-                                 1048576, 4194304, 16777216, 268435456};
-    if (l.args().quick) {
-        sizes = {3, 4096, 8193, 1000003};
-    } else if (l.args().size) {
-        sizes = {l.args().size};
-    }
-    const int grid =
-        course::residentBlocks(lastBlock<false>, dim3(kThreads), {});
-    size_t cubBytes = 0;
-    CUDA_CHECK(cub::DeviceReduce::Sum(
-        nullptr, cubBytes, static_cast<const float*>(nullptr),
-        static_cast<float*>(nullptr), static_cast<int64_t>(sizes.back())));
-    Buffers b(*std::max_element(sizes.begin(), sizes.end()), grid, cubBytes);
-    double want = 0.0;
-    size_t upTo = 0;
-    for (size_t n : sizes) {
-        for (; upTo < n; ++upTo) {
-            want += course::hashUnit(upTo);
-        }
-        course::fillRandom(b.in, n, l.stream());
-        v9(b, n, l.stream());
-        const float v9Bits = course::toHost(b.out.get(), 1)[0];
+    course::Lesson l(argc, argv,
+                     {.name = "one_pass",
+                      .text = "Times one-pass sum designs beside day 24's v9, "
+                              "CUB and the read ceiling at mid sizes.",
+                      .bytesEach = 4.0,
+                      .clusters = true});
+    std::unique_ptr<Buffers> b;  // made after the GPU gate
+    double want = 0.0;           // the float64 sum of the input, and v9's
+    float v9Bits = 0.0f;         // bits, at the size in place
+    for (size_t n : l.sizes({.run = {8192, 8193, 65536, 262145, 1048576,
+                                     4194304, 16777216, 268435456},
+                             .quick = {3, 4096, 8193, 1000003}})) {
         course::Experiment e{
+            .group = "one-pass",
             .label = "one-pass n=" + std::to_string(n),
-            .fields =
-                course::Row().integer("elements", static_cast<long long>(n)),
+            .size = n,
             .twins = {"cub"},
-            .check = [&](const course::Case& c, const std::string&) {
-                const Design& d = course::byName(kDesigns, c.name);
+            .inputs = {{"random",
+                        [&, n](cudaStream_t s) {
+                            course::fillRandom(b->in, n, s);
+                            v9(*b, n, s);
+                            v9Bits = course::toHost(b->out.get(), 1)[0];
+                            want = 0.0;
+                            for (size_t i = 0; i < n; ++i) {
+                                want += course::hashUnit(i);
+                            }
+                        }}},
+            .check = [&](const course::Checking& at) {
+                const Design& d = course::byName(kDesigns, at.row.name);
+                at.row.work(at.stream);
                 if (d.name == std::string("ceiling")) {
-                    c.work(l.stream());
                     return course::Checked{true, "not a sum: timed only"};
                 }
-                c.work(l.stream());
-                const float got = course::toHost(b.out.get(), 1)[0];
-                c.work(l.stream());
-                const float again = course::toHost(b.out.get(), 1)[0];
+                const float got = course::toHost(b->out.get(), 1)[0];
+                at.row.work(at.stream);
+                const float again = course::toHost(b->out.get(), 1)[0];
                 const double rel = std::fabs(got - want) / want;
                 const bool same = !d.v9Grid || got == v9Bits;
                 return course::Checked{
@@ -502,19 +492,27 @@ int main(int argc, char** argv) {
                         "got %.9g (again %.9g), float64 %.9g, v9 %.9g", got,
                         again, want, v9Bits)};
             }};
-        std::vector<course::Case> cases =
-            course::casesOf(l, kDesigns, [&](const Design& d) {
-                course::Case c{
-                    d.name, [&b, &d, n](cudaStream_t s) { d.enqueue(b, n, s); },
-                    4.0 * n};
-                if (d.name != std::string("v9") &&
-                    d.name != std::string("cub") &&
-                    d.name != std::string("ceiling")) {
-                    c.against = {"v9", "cub", "ceiling"};
-                }
-                return c;
-            });
-        course::run(l, e, cases);
+        for (const Design& d : kDesigns) {
+            const bool base = d.name == std::string("v9") ||
+                              d.name == std::string("cub") ||
+                              d.name == std::string("ceiling");
+            e.cases.push_back(
+                {.name = d.name,
+                 .work = [&b, &d, n](cudaStream_t s) { d.enqueue(*b, n, s); },
+                 .bytes = 4.0 * n,
+                 .against =
+                     base ? std::vector<std::string>{}
+                          : std::vector<std::string>{"v9", "cub", "ceiling"}});
+        }
+        l.add(std::move(e));
     }
-    return l.finish();
+    return l.run([&] {
+        const int grid =
+            course::residentBlocks(lastBlock<false>, dim3(kThreads), {});
+        size_t cubBytes = 0;
+        CUDA_CHECK(cub::DeviceReduce::Sum(
+            nullptr, cubBytes, static_cast<const float*>(nullptr),
+            static_cast<float*>(nullptr), static_cast<int64_t>(l.largest())));
+        b = std::make_unique<Buffers>(l.largest(), grid, cubBytes);
+    });
 }

@@ -114,7 +114,7 @@ float consumeDependent(cudaStream_t stream, const float* partials, size_t count,
 
 int main() {
     const cudaDeviceProp prop = course::requireGpu(
-        {.name = "pdl_stream_kinds", .about = "an experiment"});
+        {.name = "pdl_stream_kinds", .text = "an experiment"});
     std::printf("GPU: %s\n", prop.name);
     cudaStream_t created;
     CUDA_CHECK(cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking));

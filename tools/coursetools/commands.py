@@ -139,7 +139,7 @@ def cmd_page_api(args) -> int:
         print("".join(f"    {line}\n" for line in text.splitlines()) if text else "", end="")
     if not args.name:
         print("\none helper whole: tools/course page-api page.plot; fields a selector may name: the rows' "
-              "(build/bin/DAY --describe --json F lists them)")
+              "(build/bin/DAY --list --json F lists them)")
     return EXIT_OK
 
 
@@ -193,7 +193,7 @@ def cmd_check(args) -> int:
     lessons, (lesson,) = _lessons([args.lesson])
     said: list[str] = []
     # Its timeline build too: the page's timeline rows are checked against
-    # what that program describes.
+    # what that program lists.
     targets = [lesson.target] + ([lesson.timeline_target] if lesson.timeline_target else [])
     proc = subprocess.run(["cmake", "--build", str(build), "--parallel", "2", "--target", *targets],
                           capture_output=True, text=True)
@@ -236,10 +236,10 @@ def cmd_check(args) -> int:
         said += [str(d) for d in e.diagnostics if not str(d).endswith("nothing written")]
     if not state.valid:
         # No record of this code to render from: the template is checked
-        # against the rows the program says it will make (--describe).
-        from .pages import described
+        # against the rows the program says it will make (--list).
+        from .pages import listed
 
-        diags, checked = described.check(lesson)
+        diags, checked = listed.check(lesson)
         said += [str(d) for d in diags]
         if checked:
             print(f"check: {lesson.target}: {checked}")

@@ -51,7 +51,7 @@ def load_side(lesson: Lesson, name: str) -> Side:
     if not isinstance(results, dict) or results.get("lesson") != lesson.target:
         got = results.get("lesson") if isinstance(results, dict) else None
         raise UsageError(Diagnostic(shown, 0, 0, f"is the output of '{got}', expected {lesson.target}'s --json output"))
-    if results.get("described") is True:
-        raise UsageError(Diagnostic(shown, 0, 0, "was written with --describe: it lists rows and holds no times; "
-                                    "run the program without --describe"))
+    if results.get("listed") is True:
+        raise UsageError(Diagnostic(shown, 0, 0, "was written with --list: it lists a plan and holds no times; "
+                                    "run the program without --list"))
     return side(shown, results, shown)

@@ -107,7 +107,7 @@ def fixture(lesson: Lesson, records, entry: dict | None = None, state: str = "pr
             reasons: list[str] | None = None) -> LessonState:
     """A state held in memory, its records given as objects (one or a
     list): what tests render pages from, and the check of a page against
-    its program's description (pages/described.py); no file, no verification."""
+    its program's listing (pages/listed.py); no file, no verification."""
     recs = [records] if isinstance(records, dict) else list(records or [])
     names = [f"(fixture {i})" for i in range(len(recs))]
     st = LessonState(lesson, state, list(reasons or []), entry if entry is not None else {}, names)

@@ -41,7 +41,7 @@ class PageCauses:
                 if r.get("row") != row:
                     continue
                 if seen == occurrence:
-                    if r.get("described"):  # listed, never profiled: any kernel's counter stands
+                    if r.get("listed"):  # listed, never profiled: any kernel's counter stands
                         return mark(number_format(0.0, fmt, metric))
                     if len(r.get("kernels", [])) <= kernel:
                         return UNMEASURED
@@ -85,8 +85,8 @@ class PageCauses:
                 if isinstance(v, bool):
                     return mark("passed" if v else "failed")
                 return mark(number_format(v, fmt) if fmt and isinstance(v, (int, float)) else v)
-        # A description runs no review: its steps cannot be checked before one.
-        return mark("passed") if self._review.get("described") else UNMEASURED
+        # A listing runs no review: its steps cannot be checked before one.
+        return mark("passed") if self._review.get("listed") else UNMEASURED
 
     def review_rows(self, step: str, field: str, fmt: str = ",", **where) -> str:
         """A number from a reported negative build's own rows."""
@@ -97,7 +97,7 @@ class PageCauses:
                 for r in s.get("rows", []):
                     if all(r.get(k) == v for k, v in where.items()) and field in r:
                         return mark(number_format(r[field], fmt))
-        return mark(number_format(0.0, fmt)) if self._review.get("described") else UNMEASURED
+        return mark(number_format(0.0, fmt)) if self._review.get("listed") else UNMEASURED
 
     # -- instructions -----------------------------------------------------
     def sass(self, kernel: str, label: str, max_lines: int = 40) -> str:

@@ -1,22 +1,25 @@
-"""A page checked before its first record: against the rows its program
-describes.
+"""A page checked before its first record: against the plan its program
+lists.
 
-Every day's program takes --describe: it lists the checks, rows, settings
-and decisions a run would make, touching no GPU (course/check.cuh says
-how). Here the built program is run that way three times (as timed, under
---profile for the profiled rows, and its timeline build), the three
-descriptions become a record of two described GPUs (every time a
-placeholder, every word "the same"), and the lesson's template is rendered
-against it in memory. A helper that selects nothing the program will
-produce (a misspelt version, a size it never runs, a field no row has, a
-counter of a row it never profiles) is then the template's mistake, named
-at its template line, long before a GPU run and a signed promotion. Nothing
-rendered here is written anywhere, and the placeholders never reach a page.
+Every day's program takes --list: it prints the checks, rows, settings and
+decisions a run would make from the lesson's plan, which is data, and asks
+nothing of a GPU (course/lesson.cuh says how). Here the built program is
+run that way three times (as timed, under --profile for the profiled rows,
+and its timeline build), the three listings become a record of two listed
+GPUs (every time a placeholder, every word "the same"), and the lesson's
+template is rendered against it in memory. A helper that selects nothing
+the program will produce (a misspelt version, a size it never runs, a
+field no row has, a counter of a row it never profiles) is then the
+template's mistake, named at its template line, long before a GPU run and a
+signed promotion. Nothing rendered here is written anywhere, and the
+placeholders never reach a page.
 
-What a description cannot check: the review's steps, nvbench's states, a
-counter's kernel index and value (a description runs none of them), and
-the timeline rows where the build has no timeline program; those helpers
-answer with placeholders.
+What a listing cannot check: the review's steps, nvbench's states, a
+counter's kernel index and value, a probe's values and the settings the
+program reads off its GPU (a listing runs none of them), and the timeline
+rows where the build has no timeline program; those helpers answer with
+placeholders. A row the plan declares may still be left out on a GPU that
+cannot run it (a cluster size, a shared-memory size): the record says.
 """
 
 from __future__ import annotations
@@ -36,86 +39,92 @@ from .marks import TemplateProblem, mark
 from .page import Page
 from .rows import UNMEASURED
 
-# How long one --describe run may take: day 24's, the largest, takes about
-# 3 s here (its host-side sums over the sweep's sizes); a program that has
-# not finished in a minute is not describing itself.
-DESCRIBE_SECONDS = 60
+# How long one --list run may take: it prints data, in well under a second;
+# a program that has not finished in a minute is not listing its plan.
+LIST_SECONDS = 60
 
-# What a described timed row's sample stands in for: equal samples, so that
+# What a listed timed row's sample stands in for: equal samples, so that
 # every comparison is "the same" and every ratio 1; its value is never shown.
 PLACEHOLDER_MS = 1.0
 PLACEHOLDER_SAMPLES = 16
-TIMING_STATS = ("median_ms", "q1_ms", "q3_ms", "min_ms", "max_ms", "mean_ms", "gbps")
+TIMING_STATS = ("median_ms", "q1_ms", "q3_ms", "min_ms", "max_ms", "mean_ms", "gbps", "spread")
+# What a run adds to a counted row (a negative build's race).
+COUNTED = ("trials", "wrong_runs", "wrong_values")
+# A listed setting the program reads off its GPU when it runs.
+KNOWN_WHEN_RUN = "known when run"
 # The whole-number fields that say which row a row is (its size, its bins,
 # its chain length, its cluster size), as against those a run measures or
-# derives from the GPU (a grid's atomics count): a description's values of
+# derives from the GPU (a grid's atomics count): a listing's values of
 # these are the record's.
-SELECTING_NUMBERS = ("elements", "bins", "k", "cluster", "blocks_per_cluster")
+SELECTING_NUMBERS = ("elements", "bins", "k", "cluster", "calls")
 
 
-class DescribeFailed(Exception):
-    """The program could not describe itself: why, as one line."""
+class ListFailed(Exception):
+    """The program could not list its plan: why, as one line."""
 
 
 def _run(lesson: Lesson, binary: Path, extra: list[str], folder: Path, name: str) -> dict:
     out = folder / f"{name}.json"
-    cmd = [str(binary), "--describe", *extra, "--json", str(out)]
-    shown = f"{display_path(binary)} --describe {' '.join(extra)}".rstrip()
+    cmd = [str(binary), "--list", *extra, "--json", str(out)]
+    shown = f"{display_path(binary)} --list {' '.join(extra)}".rstrip()
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=DESCRIBE_SECONDS,
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=LIST_SECONDS,
                               stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
-        raise DescribeFailed(f"{shown} ran past {DESCRIBE_SECONDS} s") from None
+        raise ListFailed(f"{shown} ran past {LIST_SECONDS} s") from None
     except OSError as e:
-        raise DescribeFailed(f"{shown} cannot run ({e.strerror})") from None
+        raise ListFailed(f"{shown} cannot run ({e.strerror})") from None
     if proc.returncode != 0:
         tail = [line for line in (proc.stderr or proc.stdout).splitlines() if line.strip()][-1:] or ["no output"]
-        raise DescribeFailed(f"{shown} exited {proc.returncode}: {tail[0][:200]} (a lesson's host code outside its "
-                             "experiments may only reach the GPU through CUDA_CHECK and the header's helpers)")
+        raise ListFailed(f"{shown} exited {proc.returncode}: {tail[0][:200]} (a lesson's main builds its plan "
+                         "before course::Lesson::run, and reaches the GPU only in the setup and the rows' work)")
     # The author's own program's report, read to check a template and never
     # kept: plain JSON is enough (a record is read by evidence/'s reader).
     try:
         data = json.loads(out.read_bytes().decode("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise DescribeFailed(f"{shown} wrote no readable JSON report ({type(e).__name__}: {str(e)[:120]})") from None
+        raise ListFailed(f"{shown} wrote no readable JSON report ({type(e).__name__}: {str(e)[:120]})") from None
     if not isinstance(data, dict):
-        raise DescribeFailed(f"{shown} wrote JSON that is not an object")
-    if data.get("described") is not True:
-        raise DescribeFailed(f"{shown} wrote a report without \"described\": true (built before the header "
-                             "learned --describe? cmake --build --preset course)")
+        raise ListFailed(f"{shown} wrote JSON that is not an object")
+    if data.get("listed") is not True:
+        raise ListFailed(f"{shown} wrote a report without \"listed\": true (built before the header "
+                         "learned --list? cmake --build --preset course)")
     data["_stdout"] = proc.stdout
     return data
 
 
 def _placeholders(rows: list) -> list:
-    """Rows as a page may read them: a timed row's samples and summary at
-    PLACEHOLDER_MS, and every other zero a float (the program prints a
-    described 0.0 as 0, which would read as a count and refuse a format
-    that a measured value takes)."""
+    """Rows as a page may read them: a timed row (one with a "timing") with
+    its samples and summary at PLACEHOLDER_MS, a counted row with its
+    counts at zero, and every other zero a float (the program prints 0.0
+    as 0, which would read as a count and refuse a format that a measured
+    value takes)."""
     out = []
     for row in rows:
         if not isinstance(row, dict):
             continue
         row = {k: 0.0 if type(v) is int and v == 0 else v for k, v in row.items()}
-        if isinstance(row.get("samples_ms"), list):
-            row["samples_ms"] = [PLACEHOLDER_MS] * PLACEHOLDER_SAMPLES
-            row["samples"] = PLACEHOLDER_SAMPLES
-            for k in TIMING_STATS:
-                if k in row:
-                    row[k] = PLACEHOLDER_MS
+        if "timing" in row and "group" in row and row.get("group") != "timeline":
+            row.update({k: PLACEHOLDER_MS for k in TIMING_STATS},
+                       samples_ms=[PLACEHOLDER_MS] * PLACEHOLDER_SAMPLES, samples=PLACEHOLDER_SAMPLES)
+            if "calls" in row:
+                row["per_call_us"] = PLACEHOLDER_MS
+        elif "trials" not in row and "set" not in row and row.get("group") not in ("timeline", "profile") \
+                and not row.get("listed_values"):
+            row.update({k: 0.0 for k in COUNTED})
         out.append(row)
     return out
 
 
-def describe(lesson: Lesson) -> dict:
-    """The lesson's described runs as one record (DescribeFailed where a
-    program cannot describe itself)."""
+def listing(lesson: Lesson) -> dict:
+    """The lesson's listed runs as one record (ListFailed where a program
+    cannot list its plan)."""
     binary = Path(lesson.binary)
     if not binary.is_file():
-        raise DescribeFailed(f"{display_path(binary)} is not built (cmake --build --preset course)")
+        raise ListFailed(f"{display_path(binary)} is not built (cmake --build --preset course)")
     build = manifest.build_dir()
     build.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="describe-", dir=build) as tmp:
+    with tempfile.TemporaryDirectory(prefix="list-", dir=build) as tmp:
         folder = Path(tmp)
         timed = _run(lesson, binary, [], folder, "timed")
         # Each profiling run of lesson.toml's [profile], as `evidence
@@ -125,46 +134,48 @@ def describe(lesson: Lesson) -> dict:
         timeline = None
         tl_binary = binary.parent / lesson.timeline_target if lesson.timeline_target else None
         # One older than the program is an earlier build's (the course's
-        # build leaves the timeline program out): not described, as if absent.
+        # build leaves the timeline program out): not listed, as if absent.
         if tl_binary is not None and tl_binary.is_file() and tl_binary.stat().st_mtime >= binary.stat().st_mtime:
             timeline = _run(lesson, tl_binary, list(lesson.info.timeline_args), folder, "timeline")
-    results = {k: timed.get(k) for k in ("lesson", "gpu", "settings", "checks", "decisions")}
+    results = {k: timed.get(k) for k in ("lesson", "gpu", "checks", "decisions")}
+    results["settings"] = {k: 0.0 if v == KNOWN_WHEN_RUN else v for k, v in (timed.get("settings") or {}).items()}
     results["rows"] = _placeholders(timed.get("rows") or [])
-    profile_runs = [{"rows": [{"row": r.get("profiled"), "described": True, "kernels": []}
+    profile_runs = [{"rows": [{"row": r.get("profiled"), "listed": True, "kernels": []}
                               for r in run.get("rows") or [] if isinstance(r, dict) and r.get("group") == "profile"]}
                     for run in profiled]
     return {
-        "described": True,
-        "tag": "described",
-        "command": [display_path(binary), "--describe"],
+        "listed": True,
+        "tag": "listed",
+        "command": [display_path(binary), "--list"],
         "stdout": timed["_stdout"],
-        "recorded_at": "described, not run",
-        "git": {"commit": "described"},
-        "toolchain": {"nvcc": "(described)"},
-        "gpu": {"name": "a described GPU", "uuid": "GPU-describe", "compute_capability": "9.0",
+        "recorded_at": "listed, not run",
+        "git": {"commit": "listed"},
+        "toolchain": {"nvcc": "(listed)"},
+        "gpu": {"name": "a listed GPU", "uuid": "GPU-listed", "compute_capability": "9.0",
                 "sm_count": 132, "driver": "(none)", "cuda_runtime": "(none)"},
         "results": results,
-        "profile": {"described": True, "runs": profile_runs} if profiled else {},
+        "profile": {"listed": True, "runs": profile_runs} if profiled else {},
         "timeline": {"results": {"rows": _placeholders((timeline or {}).get("rows") or [])}} if timeline else {},
-        "review": {"described": True, "steps": []},
-        "nvbench": {"described": True} if lesson.nvbench_target or lesson.info.nvbench else {},
+        "review": {"listed": True, "steps": []},
+        "nvbench": {"listed": True} if lesson.nvbench_target or lesson.info.nvbench else {},
     }
 
 
 def state_of(lesson: Lesson, record: dict) -> LessonState:
-    """Two described GPUs of one record, held in memory as a promoted set
+    """Two listed GPUs of one record, held in memory as a promoted set
     would be (the page API reads nothing else): a page that names each GPU
     of its set, or says where they differ, renders as it will with two.
     Never written anywhere."""
-    other = dict(record, gpu=dict(record["gpu"], uuid="GPU-describe-2"))
-    entry = {"promoted_by": "(described)", "promoted_at": "described", "commit": "described", "tag": "described"}
+    other = dict(record, gpu=dict(record["gpu"], uuid="GPU-listed-2"))
+    entry = {"promoted_by": "(listed)", "promoted_at": "listed", "commit": "listed", "tag": "listed"}
     return ev_state.fixture(lesson, [record, other], entry)
 
 
-class DescribedPage(Page):
-    """The page API over a description: a helper that finds nothing raises
+class ListedPage(Page):
+    """The page API over a listing: a helper that finds nothing raises
     (at the template line that called it) instead of showing unmeasured,
-    and a chart must have something to draw."""
+    and a chart must have something to draw. A probe's row, whose values
+    the listing does not know, answers any field with a placeholder."""
 
     CHARTS = ("plot", "sweep_plot", "timeline_plot")
 
@@ -176,13 +187,13 @@ class DescribedPage(Page):
         def checked(*args, **kwargs):
             out = attr(*args, **kwargs)
             values = out.values() if isinstance(out, dict) else [out]
-            empty_chart = name in DescribedPage.CHARTS and out == ""
+            empty_chart = name in ListedPage.CHARTS and out == ""
             empty_table = name == "table" and isinstance(out, str) and \
                 sum(line.startswith("|") for line in out.splitlines()) <= 2  # its head alone
             if empty_chart or empty_table or any(isinstance(v, str) and UNMEASURED in v for v in values):
                 shown = ", ".join([repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()])
                 raise TemplateProblem(f"page.{name}({shown[:300]}) finds nothing among the rows the program "
-                                      f"describes (--describe){self._why_nothing(args, kwargs)}")
+                                      f"lists (--list){self._why_nothing(args, kwargs)}")
             return out
 
         return checked
@@ -210,9 +221,14 @@ class DescribedPage(Page):
                 left, named = narrowed, named + [f"{k}={v!r}"]
         return ": a name, size or field it never produces"
 
+    def _field(self, row: dict, field: str):
+        if row.get("listed_values") and field.split(":", 1)[0] not in row:
+            return 0.0  # a probe's value: known once it runs
+        return super()._field(row, field)
+
     def _timeline_unbuilt(self) -> bool:
-        """No timeline program in this build to describe (the course's
-        build leaves it out; `check DAY` builds it): its rows go unchecked."""
+        """No timeline program in this build to list (the course's build
+        leaves it out; `check DAY` builds it): its rows go unchecked."""
         record = self._record or {}
         return bool(self._lesson.timeline_target) and not record.get("timeline")
 
@@ -230,12 +246,12 @@ class DescribedPage(Page):
         for legend, where in series:
             if not self._select(where):
                 raise TemplateProblem(f"sweep_plot '{name}': series '{legend}' ({where}) selects no row the "
-                                      "program describes (--describe)")
+                                      "program lists (--list)")
         return super().sweep_plot(name, title, series, *args, **kwargs)
 
     def counter_plot(self, name: str, title: str, metric: str, rows: list, unit: str = "", note: str = "",
                      kernel: int = 0, prefix: str = "") -> str:
-        """Described rows are profiled by name only: each bar's row must be
+        """Listed rows are profiled by name only: each bar's row must be
         one, and nothing is drawn."""
         names = [m["name"] for m in self._lesson.info.metrics]
         if metric not in names:
@@ -244,26 +260,26 @@ class DescribedPage(Page):
         missing = [f"{prefix}{r}" for r in rows if f"{prefix}{r}" not in profiled]
         if missing:
             raise TemplateProblem(f"counter_plot '{name}': no profiled row {', '.join(map(repr, missing[:4]))} "
-                                  "among those the program describes (--describe --profile)")
+                                  "among those the program lists (--list --profile)")
         return ""
 
 
 def check(lesson: Lesson) -> tuple[list[Diagnostic], str]:
-    """The lesson's template rendered against its program's description:
-    its problems, and a line saying what was checked."""
+    """The lesson's template rendered against its program's listing: its
+    problems, and a line saying what was checked."""
     from . import render
 
     shown = f"{lesson.dir}/{render.TEMPLATE}"
     try:
-        record = describe(lesson)
-    except DescribeFailed as e:
+        record = listing(lesson)
+    except ListFailed as e:
         return [Diagnostic(shown, 0, 0, f"not checked against the program's rows: {e}")], ""
-    _, diags, _ = render.render_lesson(lesson, state=state_of(lesson, record), page_class=DescribedPage)
+    _, diags, _ = render.render_lesson(lesson, state=state_of(lesson, record), page_class=ListedPage)
     rows = record["results"]["rows"]
     profiled = sum(len(run["rows"]) for run in (record["profile"] or {}).get("runs", []))
     timeline = (f"{len(record['timeline']['results']['rows'])} from the timeline build" if record["timeline"]
                 else f"the timeline build's not checked (not built since the program: cmake --build "
                      f"{display_path(manifest.build_dir())} --target {lesson.timeline_target})" if lesson.timeline_target
                 else "no timeline build")
-    return diags, (f"template checked against the rows the program describes (--describe): {len(rows):,} timed, "
+    return diags, (f"template checked against the rows the program lists (--list): {len(rows):,} rows, "
                    f"{profiled} profiled, {timeline}")

@@ -56,17 +56,17 @@ class PageNvbench:
             raise TemplateProblem(f"no nvbench benchmark '{benchmark}'; the record's are: {', '.join(map(str, names))}")
         return []
 
-    def _described_nvbench(self, over: list | None, where: dict, timings: tuple) -> None:
+    def _listed_nvbench(self, over: list | None, where: dict, timings: tuple) -> None:
         """Before a record: each course row the states would sit beside
         (lesson.toml's [nvbench] rows, `where`, and each `over`'s axes)
-        must be one the program describes; nvbench's own states are not
+        must be one the program lists; nvbench's own states are not
         known until it runs."""
         spec = self._lesson.info.nvbench or {}
         axes, fixed = dict(spec.get("axes") or {}), dict(spec.get("rows") or {})
         for o in over or [{}]:
             fields = {**fixed, **{axes[k]: v for k, v in o.items() if k in axes}, **where}
             if not any(self._select({**fields, "timing": t}) for t in timings):
-                raise TemplateProblem(f"no row the program describes is {fields} in {' or '.join(timings)} "
+                raise TemplateProblem(f"no row the program lists is {fields} in {' or '.join(timings)} "
                                       "timing, for nvbench's states to sit beside")
 
     def nvbench_table(self, benchmark: str, over: list | None = None, **where) -> str:
@@ -79,9 +79,9 @@ class PageNvbench:
         not given."""
         if not self.verified:
             return f"{UNMEASURED}\n"
-        if self._nvbench.get("described"):
-            self._described_nvbench(over, where, ("cold", "batch"))
-            return mark("| nvbench (described: not run) |\n| --- |\n")
+        if self._nvbench.get("listed"):
+            self._listed_nvbench(over, where, ("cold", "batch"))
+            return mark("| nvbench (listed: not run) |\n| --- |\n")
         spec = self._lesson.info.nvbench or {}
         axes, fixed = dict(spec.get("axes") or {}), dict(spec.get("rows") or {})
         states = self._nvbench_states(benchmark)
@@ -129,8 +129,8 @@ class PageNvbench:
             raise TemplateProblem(f"timing '{timing}' is not 'cold' or 'batch'")
         if not self.verified:
             return UNMEASURED
-        if self._nvbench.get("described"):
-            self._described_nvbench([over], where, (timing,))
+        if self._nvbench.get("listed"):
+            self._listed_nvbench([over], where, (timing,))
             return mark("1.00")
         spec = self._lesson.info.nvbench or {}
         axes, fixed = dict(spec.get("axes") or {}), dict(spec.get("rows") or {})

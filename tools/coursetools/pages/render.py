@@ -68,7 +68,7 @@ def render_lesson(lesson: Lesson, keep_marks: bool = False,
                   page_class: type = Page) -> tuple[dict[Path, str], list[Diagnostic], ev_state.LessonState]:
     """One page. `state`: the lesson's evidence from the state file (read
     here when not given); `page_class`: the page API the template sees
-    (described.py's, for a check against the program's description)."""
+    (listed.py's, for a check against the program's listing)."""
     template_path = lesson.path / TEMPLATE
     shown = template_path.relative_to(manifest.ROOT).as_posix()
     state = state if state is not None else ev_state.of(lesson)

@@ -344,8 +344,8 @@ def record_shape_problems(rec: dict) -> list[str]:
             problems.append(f"'{key}' has the wrong type ({type(rec[key]).__name__})")
     results = rec.get("results")
     if isinstance(results, dict):
-        if results.get("described") is not None:
-            problems.append("results were written with --describe: a list of rows, not a run")
+        if results.get("listed") is not None:
+            problems.append("results were written with --list: a plan, not a run")
         for key in ("checks", "rows"):
             if not isinstance(results.get(key, []), list):
                 problems.append(f"results.{key} is not a list")
