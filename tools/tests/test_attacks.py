@@ -436,3 +436,58 @@ def test_a_topic_the_site_shows_is_read_as_prose(in_tmp, topic, bad):
 ])
 def test_roman_numerals_before_a_unit_are_numbers(text, bad):
     assert bool([p for p in prose_problems(text) if "the number" in p]) == bad, prose_problems(text)
+
+
+# ----------------------------------------------------------------------
+# Fourth round (2026-12-02): each attack through the real page, as
+# `tools/course prose` renders and reads it on a verified page
+# ----------------------------------------------------------------------
+
+STEP = "// snippet: step\n// {comment}\nint x;\n// end snippet\n"
+
+
+@pytest.fixture
+def verified_prose(course, in_tmp, monkeypatch):
+    """`tools/course prose` over a fake lesson's page rendered from
+    `template` with its evidence promoted: (exit code, stderr)."""
+    from conftest import page_repo_with
+    from coursetools.evidence import state as ev_state
+    from coursetools.pages import render
+
+    record = {"results": {"rows": [{"group": "g", "version": "a", "timing": "cold", "samples_ms": [1.0, 1.1, 0.9],
+                                    "median_ms": 1.0}]}, "gpu": {"name": "G"}, "git": {"commit": "abcdef1234567"},
+              "tag": "t", "stdout": "out\n", "command": ["build/bin/day99_fake"]}
+
+    def run(template, comment="a step"):
+        root, _ = page_repo_with(in_tmp, monkeypatch, STEP.format(comment=comment))
+        monkeypatch.setattr(render.ev_state, "load", lambda lessons, path=None, check=True: {
+            l.target: ev_state.fixture(l, record, entry={"commit": "abcdef1234567", "tag": "t"}) for l in lessons})
+        write(root / "lessons" / "day99_fake" / "README.md.j2", template)
+        r = course("prose")
+        return r.code, r.err
+    return run
+
+
+def test_a_fine_page_passes_the_fourth_rounds_checks(verified_prose):
+    code, err = verified_prose("# Day\n\nThe step:\n\n{{ snippet('step') }}\n"
+                               "`v9`, `sm_90` and `float4` are names.\n\n```text\nplain output\n```\n")
+    assert code == 0, err
+
+
+@pytest.mark.parametrize("typed", [
+    "Inline: `pdl is much faster than plain`.",
+    "Inline: `pdl thirty-seven`, then {{ page.measured('median_ms', version='a') }}.",
+    "```text\npdl    much faster than plain\n```",
+    "```text\npdl    thirty-seven times the speed\n```",
+    "~~~\npdl beats plain\n~~~",
+    "```text\npdl    much faster than plain\n```\n{{ page.measured('median_ms', version='a') }} ms.",
+])
+def test_claims_and_number_words_in_typed_code_are_read(verified_prose, typed):
+    code, err = verified_prose(f"# Day\n\nText.\n\n{typed}\n")
+    assert code == 1 and "README.md.j2:" in err and ": error: the " in err, err
+
+
+@pytest.mark.parametrize("typed", ["`graph-pdl` runs x37 against plain.", "It runs X37.", "Graphs give x2 here."])
+def test_a_factor_written_before_its_number_is_a_number(verified_prose, typed):
+    code, err = verified_prose(f"# Day\n\nText.\n\n{typed}\n")
+    assert code == 1 and "README.md.j2:5: error: the number" in err, err

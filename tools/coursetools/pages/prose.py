@@ -15,8 +15,10 @@ look like a program's output is still typed), tables; with character
 references decoded, compatibility forms folded, invisible characters
 dropped, Markdown's escapes and emphasis removed (so "2\\.4", "2**.**4" and
 "2&shy;.4" all read 2.4); and number words count ("three", "twice", "a
-third"), outside code. Digits inside a name (sm_90, v9, float4, H200) are
-part of the name; digits with a unit after them ("37x") are numbers.
+third"). Code typed into the page is read for number words and claims as
+prose is: a reader reads it too. Digits inside a name (sm_90, v9, float4,
+H200) are part of the name; digits with a unit after them ("37x") or a
+lone x before them ("x37") are numbers.
 
 Raw HTML is refused on a page: Markdown says everything a page needs, and
 a tag's attributes would be text no reader sees as the check reads it.
@@ -32,7 +34,7 @@ from ..sources import manifest
 from ..sources.manifest import Lesson
 from . import claims, marks, render
 from .rows import UNMEASURED
-from .numbers import NUMBER_RE, NUMBER_WORDS, as_read, invisible_dropped, numerals_marked, typed, unescaped, word_values
+from .numbers import NUMBER_WORDS, as_read, invisible_dropped, numerals_marked, typed, unescaped, word_values
 
 # A date as a citation writes it: a real one (no 0037-00-00).
 DATE_RE = re.compile(r"\b(?:19|20)\d{2}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])\b")
@@ -52,6 +54,7 @@ FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 
 # How each character of the page is read.
 PROSE, CODE, GONE, JOIN = "p", "c", "g", "j"  # GONE: read as a space; JOIN: read as nothing
+FENCE = "f"  # a fence line: read as a space, and it ends a sentence (a block's words are not its neighbours')
 # A helper's output (MARKED) is read as one number that is always allowed,
 # so a digit typed against it ("{{ m }}0") joins it into one that is not.
 MARKED, MARK_SENTINEL = "m", "777777777"
@@ -77,11 +80,11 @@ def _classes(text: str) -> list[str]:
         m = FENCE_RE.match(line)
         if fence is None and m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
             fence = m.group(1)
-            mark_range(pos, end, GONE)
+            mark_range(pos, end, FENCE)
         elif fence is not None and m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) \
                 and not m.group(2).strip():
             fence = None
-            mark_range(pos, end, GONE)
+            mark_range(pos, end, FENCE)
         elif fence is not None:
             for i in range(pos, end):
                 if cls[i] == PROSE:
@@ -135,44 +138,36 @@ def _read_prose(s: str) -> str:
     return re.sub(r"[*_~]", "", s)  # emphasis and strike-through marks show as nothing
 
 
-def lines_as_read(text: str) -> list[tuple[str, str]]:
-    """Each line of the page as read: (everything, prose only), the code
-    of the line kept as typed in the first and blanked in the second."""
+def lines_as_read(text: str) -> list[str]:
+    """Each line of the page as read: prose as it shows, code as typed,
+    a helper's output as one allowed number."""
     cls = _classes(text)
     out = []
     pos = 0
     for line in text.split("\n"):
-        parts, prose_parts, run, kind = [], [], [], None
+        parts, run, kind = [], [], None
 
         def flush():
             if not run:
                 return
             chunk = "".join(run)
             if kind == PROSE:
-                read = _read_prose(chunk)
-                parts.append(read)
-                prose_parts.append(read)
+                parts.append(_read_prose(chunk))
             elif kind == CODE:
                 parts.append(chunk)
-                prose_parts.append(" " * len(chunk))
-            elif kind == GONE:
+            elif kind in (GONE, FENCE):
                 parts.append(" ")
-                prose_parts.append(" ")
             elif kind == MARKED:
                 # One sentinel a helper's output: two outputs side by side
                 # ("{{ a }}{{ b }}") read as one long number no helper wrote.
-                marks_in = max(1, chunk.count(marks.MARK_OPEN))
-                parts.append(MARK_SENTINEL * marks_in)
-                prose_parts.append(MARK_SENTINEL * marks_in)
+                parts.append(MARK_SENTINEL * max(1, chunk.count(marks.MARK_OPEN)))
         for c, k in zip(line, cls[pos:pos + len(line)]):
             if k != kind:
                 flush()
                 run, kind = [], k
             run.append(c)
         flush()
-        whole = invisible_dropped(unicodedata.normalize("NFKC", numerals_marked("".join(parts))))
-        prose = invisible_dropped(unicodedata.normalize("NFKC", numerals_marked("".join(prose_parts))))
-        out.append((whole, prose))
+        out.append(invisible_dropped(unicodedata.normalize("NFKC", numerals_marked("".join(parts)))))
         pos += len(line) + 1
     return out
 
@@ -201,15 +196,14 @@ MAX_PROBLEMS = 100
 def problems_in(text: str, allowed: set[float], days: set[int], shown: str, template: str = "") -> list[Diagnostic]:
     out = []
     allowed = set(allowed) | {float(MARK_SENTINEL)}
-    for n, (whole, prose) in enumerate(lines_as_read(text), 1):
+    for n, whole in enumerate(lines_as_read(text), 1):
         if len(out) >= MAX_PROBLEMS:
             out.append(Diagnostic(shown, 0, 0, f"more than {MAX_PROBLEMS} typed numbers; fix these first"))
             break
-        digits = [m for m in typed(whole, allowed, days, words=False)]
-        words = [w for w in typed(prose, allowed, days, words=True) if not NUMBER_RE.fullmatch(w)]
-        snippet = " ".join(whole.split()) if digits or words else ""
+        numbers = typed(whole, allowed, days, words=True)
+        snippet = " ".join(whole.split()) if numbers else ""
         snippet = snippet if len(snippet) <= 90 else snippet[:87] + "..."
-        for number in (digits + words)[:MAX_PROBLEMS]:
+        for number in numbers[:MAX_PROBLEMS]:
             line = _template_line(template, whole, number) or n
             out.append(Diagnostic(shown, line, 0,
                                   f"the number {number} is typed into the page ('{snippet}'); take it from the "
@@ -223,8 +217,9 @@ def problems_in(text: str, allowed: set[float], days: set[int], shown: str, temp
                                   "block"))
     cls = _classes(text)
     prose_only = "".join(c if k == PROSE else " " for c, k in zip(text, cls))
-    # Claims in words: the prose as read, a helper's output as one mark.
-    view = "".join(c if k == PROSE else ("\x00" if k == MARKED else ("\n" if c == "\n" else " "))
+    # Claims in words: the prose and typed code as read, a helper's output
+    # as one mark; a fence line ends a sentence.
+    view = "".join(c if k in (PROSE, CODE) else "\x00" if k == MARKED else "\n" if c == "\n" or k == FENCE else " "
                    for c, k in zip(text, cls))
     page_lines = text.split("\n")
 
