@@ -78,7 +78,7 @@ def test_a_snippet_comment_may_not_state_a_measurement(in_tmp, monkeypatch):
     write(in_tmp / "lessons" / "day58_pdl" / "pdl.cu",
           "// snippet: step\n// Measured on the H200: 4.73 ms at 1 GiB, 37x slower.\nint x;\n// end snippet\n")
     lesson = fake_lesson(in_tmp, target="day58_pdl", source="pdl.cu")
-    found = prose.snippet_comment_problems(lesson, "\n// Measured on the H200: 4.73 ms at 1 GiB, 37x slower.\n", {1.0})
+    found = prose.snippet_comment_problems(lesson, {1.0})
     assert any("states a measurement" in str(f) and "pdl.cu:2" in str(f) for f in found)
 
 
@@ -386,12 +386,14 @@ def test_a_verified_box_of_any_type_is_refused():
 def test_a_shown_snippet_comment_may_not_make_a_claim_uncited(in_tmp, monkeypatch):
     from coursetools.pages import prose
     write(in_tmp / "common" / "course.cuh", "#pragma once\n")
+    write(in_tmp / "research" / "one-pass.md", "# a note\n")
     write(in_tmp / "lessons" / "day58_pdl" / "pdl.cu",
           "// snippet: step\n// graph-pdl beats plain by an order of magnitude.\nint x;\n"
-          "// measured quicker (research/one-pass.md)\nint y;\n// end snippet\n")
+          "// measured quicker, 0.5 us a call\n// (research/one-pass.md)\nint y;\n"
+          "// measured quicker (research/no-such-note.md)\n// as gridStrideFold does (a name)\n// end snippet\n")
     lesson = fake_lesson(in_tmp, target="day58_pdl", source="pdl.cu")
-    found = prose.snippet_comment_problems(lesson, "\n// graph-pdl beats plain by an order of magnitude.\n", set())
-    assert len(found) == 1 and "makes a claim" in str(found[0]) and "pdl.cu:2" in str(found[0])
+    found = [str(f) for f in prose.snippet_comment_problems(lesson, set())]
+    assert len(found) == 2, found and "makes a claim" in found[0] and "pdl.cu:2:" in found[0] and "pdl.cu:7:" in found[1]
 
 
 def test_a_stale_pages_unmeasured_helpers_are_helpers_to_the_claim_check():
@@ -472,6 +474,18 @@ def test_a_fine_page_passes_the_fourth_rounds_checks(verified_prose):
     code, err = verified_prose("# Day\n\nThe step:\n\n{{ snippet('step') }}\n"
                                "`v9`, `sm_90` and `float4` are names.\n\n```text\nplain output\n```\n")
     assert code == 0, err
+
+
+@pytest.mark.parametrize("comment", [
+    "Measured on the H200: 4.73 ms at 1 GiB; PDL is 37x faster than plain",
+    "PDL is much faster than plain",
+    "thirty-seven microseconds a step",
+    "PDL: x37 against plain",
+    "PDL is f\u0430ster than plain",  # a Cyrillic a
+])
+def test_a_shown_snippets_comment_is_read_on_the_real_page(verified_prose, comment):
+    code, err = verified_prose("# Day\n\nThe step:\n\n{{ snippet('step') }}\n", comment)
+    assert code == 1 and "lessons/day99_fake/fake.cu:2: error: a comment in snippet 'step'" in err, err
 
 
 @pytest.mark.parametrize("typed", [

@@ -337,9 +337,9 @@ def check(lessons: list[Lesson], only=None) -> list[Diagnostic]:
         found += [d for d in reader_view_problems(page, allowed, days, shown, template)
                   if (d.line, d.message.split("(")[0]) not in said]
         out += found
-        out += snippet_comment_problems(lesson, page, allowed)
+        out += snippet_comment_problems(lesson, allowed)
         out += topic_problems(lesson, allowed, days)
-    return out
+    return list(dict.fromkeys(out))  # a header's snippet is every lesson's: named once
 
 
 def topic_problems(lesson: Lesson, allowed: set[float], days: set[int]) -> list[Diagnostic]:
@@ -364,44 +364,69 @@ def topic_problems(lesson: Lesson, allowed: set[float], days: set[int]) -> list[
 
 
 # A measurement as a comment would state one: a number with a unit of
-# time, bandwidth or speed-up.
+# time, bandwidth or speed-up, or a factor written before it ("x37").
 _WORD_NUMBERS = "|".join(sorted((w for w in NUMBER_WORDS if len(w) > 2), key=len, reverse=True))
 MEASURED_RE = re.compile(
     r"(?<![A-Za-z0-9_.])(\d[\d,]*(?:\.\d+)?|(?i:" + _WORD_NUMBERS + r"))[\s-]*"
     r"(?:ms\b|milli-?seconds?|us\b|µs|micro-?seconds?|ns\b|nano-?seconds?|seconds?\b|[KMGT]i?B/s|"
     r"[KMGT]i?B (?:a|per) second|bytes (?:a|per) second|x\b|×|%|per ?cent|"
-    r"times (?:faster|slower|quicker|as fast|more|less))", re.I)
+    r"times (?:faster|slower|quicker|as fast|more|less))|(?<![A-Za-z0-9_])[x×]\s?(\d[\d,]*(?:\.\d+)?)", re.I)
 
 
-def snippet_comment_problems(lesson: Lesson, page: str, allowed: set[float]) -> list[Diagnostic]:
-    """A snippet is code, shown as written, and a comment edit keeps the
-    evidence: so a comment the page shows may not state a measurement (a
-    time, a bandwidth, a speed-up) the record did not produce, unless the
-    number is one of the lesson's stated constants."""
-    from ..sources import cpplex, snippets
+def _comments(code: str):
+    """(line, text) of each comment as its reader reads it: a block
+    comment, or a run of comments on consecutive lines as one paragraph
+    (a paragraph cites its note once, often at its end)."""
+    from ..sources import cpplex
+
+    out: list[list] = []
+    for t in cpplex.tokens(code):
+        if t.kind in ("line_comment", "block_comment"):
+            if out and out[-1][2] == t.line - 1:
+                out[-1][1] += "\n" + t.text
+            else:
+                out.append([t.line, t.text, 0])
+            out[-1][2] = t.line + t.text.count("\n")
+    return [(line, text) for line, text, _ in out]
+
+
+def snippet_comment_problems(lesson: Lesson, allowed: set[float]) -> list[Diagnostic]:
+    """A snippet is code a page shows as written, and a comment edit keeps
+    the evidence: so a comment in one of the lesson's snippets may not
+    state a measurement (a time, a bandwidth, a speed-up) or a comparison
+    unless it cites the research that measured it (a file of research/
+    that exists: a note, or an experiment's code), or the number is one
+    of the lesson's stated constants. Every snippet of the lesson, not
+    only those a page shows: a page's marks hide which lines are a
+    snippet's, and a snippet is there to be shown."""
+    from ..sources import snippets
 
     found, _ = snippets.extract([str(manifest.ROOT / s) for s in (*lesson.sources, *manifest.header_files(manifest.ROOT))],
                                 manifest.ROOT, lesson.target)
     out = []
     for sn in found:
-        if f"\n{sn.lines[0]}\n" not in "\n" + page if sn.lines else True:
-            continue  # not on this page
-        for t in cpplex.tokens(sn.text):
-            if t.kind not in ("line_comment", "block_comment"):
+        for first, text in _comments(sn.text):
+            if _cites(text):
                 continue
-            said = claims.readable(t.text)[0]
+            said, where = claims.readable(text)
             claim = claims.CLAIM_RE.search(said)
-            if claim and not re.search(r"\bresearch/[A-Za-z0-9_./-]+", t.text):
-                out.append(Diagnostic(sn.path, sn.start + t.line - 1, 0,
-                                      f"a comment in snippet '{sn.name}', shown on {lesson.target}'s page, makes a "
-                                      f"claim ('{claim.group(0)}'); a comment edit keeps the evidence, so a comparison "
-                                      "in a shown comment cites the research note that measured it (research/...)"))
-            for m in MEASURED_RE.finditer(t.text):
-                raw = m.group(1).replace(",", "")
-                values = (float(raw),) if raw[0].isdigit() else word_values(raw)
-                if not any(abs(v - a) <= 1e-9 * max(1.0, abs(a)) for v in values for a in allowed):
-                    out.append(Diagnostic(sn.path, sn.start + t.line - 1, 0,
-                                          f"a comment in snippet '{sn.name}', shown on {lesson.target}'s page, states "
-                                          f"a measurement ('{m.group(0)}'); a comment edit keeps the evidence, so "
-                                          "measurements come from the record, not from comments"))
+            measured = [m for m in MEASURED_RE.finditer(text) if not _allowed(m.group(1) or m.group(2), allowed)]
+            for at, what in ([(where[claim.start()], f"makes a claim ('{claim.group(0)}')")] if claim else []) + \
+                    [(m.start(), f"states a measurement ('{m.group(0)}')") for m in measured]:
+                line = sn.start + first - 1 + text.count("\n", 0, at)
+                out.append(Diagnostic(sn.path, line, 0, f"a comment in snippet '{sn.name}' {what}; a comment edit "
+                                      "keeps the evidence, so a shown comment states a measurement or a comparison "
+                                      "only with the research that measured it (research/NAME.md)"))
     return out
+
+
+def _cites(text: str) -> bool:
+    folder = (manifest.ROOT / "research").resolve()
+    return any((folder / m.group(1)).is_file() and folder in (folder / m.group(1)).resolve().parents
+               for m in re.finditer(r"\bresearch/([\w./-]*\w)", text))
+
+
+def _allowed(number: str, allowed: set[float]) -> bool:
+    raw = number.replace(",", "")
+    values = (float(raw),) if raw[0].isdigit() else word_values(raw)
+    return any(abs(v - a) <= 1e-9 * max(1.0, abs(a)) for v in values for a in allowed)
