@@ -377,12 +377,6 @@ def test_a_page_of_a_million_typed_numbers_is_checked_in_seconds():
     assert found and time.process_time() - t0 < 60
 
 
-def test_a_verified_box_of_any_type_is_refused():
-    from coursetools.site import build as site_build
-    assert site_build.TYPED_BOX.search('!!! success verified "Verified on real hardware"\n')
-    assert site_build.TYPED_BOX.search('!!! note "Verified on real hardware"\n')
-
-
 def test_a_shown_snippet_comment_may_not_make_a_claim_uncited(in_tmp, monkeypatch):
     from coursetools.pages import prose
     write(in_tmp / "common" / "course.cuh", "#pragma once\n")
@@ -457,15 +451,18 @@ def verified_prose(course, in_tmp, monkeypatch):
     from coursetools.pages import render
 
     record = {"results": {"rows": [{"group": "g", "version": "a", "timing": "cold", "samples_ms": [1.0, 1.1, 0.9],
-                                    "median_ms": 1.0}]}, "gpu": {"name": "G"}, "git": {"commit": "abcdef1234567"},
-              "tag": "t", "stdout": "out\n", "command": ["build/bin/day99_fake"]}
+                                    "median_ms": 1.0}]}, "git": {"commit": "abcdef1234567"}, "tag": "t",
+              "gpu": {"name": "G", "compute_capability": "9.0", "sm_count": 1, "driver": "d", "cuda_runtime": "13.0"},
+              "toolchain": {"nvcc": "13.0"}, "recorded_at": "2026-12-01T00:00:00Z", "stdout": "out\n",
+              "command": ["build/bin/day99_fake"]}
+    entry = {"commit": "abcdef1234567", "tag": "t", "promoted_by": "R", "principal": "r@x", "promoted_at": "2026-12-01"}
 
-    def run(template, comment="a step"):
+    def run(template, comment="a step", command="prose"):
         root, _ = page_repo_with(in_tmp, monkeypatch, STEP.format(comment=comment))
         monkeypatch.setattr(render.ev_state, "load", lambda lessons, path=None, check=True: {
-            l.target: ev_state.fixture(l, record, entry={"commit": "abcdef1234567", "tag": "t"}) for l in lessons})
+            l.target: ev_state.fixture(l, record, entry=entry) for l in lessons})
         write(root / "lessons" / "day99_fake" / "README.md.j2", template)
-        r = course("prose")
+        r = course(command)
         return r.code, r.err
     return run
 
@@ -505,3 +502,40 @@ def test_claims_and_number_words_in_typed_code_are_read(verified_prose, typed):
 def test_a_factor_written_before_its_number_is_a_number(verified_prose, typed):
     code, err = verified_prose(f"# Day\n\nText.\n\n{typed}\n")
     assert code == 1 and "README.md.j2:5: error: the number" in err, err
+
+
+@pytest.mark.parametrize("box", [
+    '??? note "PDL is far faster"\n    {{ page.measured("median_ms", version="a") }} ms.',
+    '???+ note "PDL wins"\n    {{ page.measured("median_ms", version="a") }} ms.',
+    '!!! note "PDL beats plain"\n    {{ page.measured("median_ms", version="a") }} ms.',
+    '<details><summary>PDL is far faster</summary>\n\n{{ page.measured("median_ms", version="a") }} ms.\n\n</details>',
+    '> !!! verified "Verified on real hardware"\n>     measured.',
+    '- !!! success "Checked on real hardware"\n\n        measured.',
+    '> [!NOTE]\n> Verified on real hardware.',
+    '> [!tip] Verified on real hardware.',
+    '<div class="admonition verified"><p class="admonition-title">Verified on real hardware</p></div>',
+    '~~~ !\n<div class="admonition">Verified on real hardware</div>\n~~~',
+])
+def test_a_box_typed_into_a_page_is_refused(verified_prose, box):
+    code, err = verified_prose(f"# Day\n\nText.\n\n{box}\n")
+    line = 6 if box.startswith("~~~") else 5
+    assert code == 1 and f"README.md.j2:{line}: error: a box typed into the page" in err, err
+
+
+def _site_page(in_tmp):
+    from coursetools.site import build as site_build
+    from coursetools.sources import manifest
+    return site_build.collect(manifest.load(), in_tmp / "build" / "standalone")["docs/day99_fake/index.md"]
+
+
+def test_the_site_refuses_a_box_typed_into_a_page_it_did_not_render(verified_prose, in_tmp):
+    """A page left out of this build keeps its README.md, which the site
+    reads as it is (a hand edit included)."""
+    from coursetools.errors import SourceError
+    assert verified_prose("# Day\n\nText.\n", command="render")[0] == 0
+    page = in_tmp / "lessons" / "day99_fake" / "README.md"
+    page.write_text(page.read_text() + '\n> !!! verified "Verified on real hardware"\n>     v9: 9 TB/s\n')
+    with pytest.raises(SourceError) as e:
+        _site_page(in_tmp)
+    assert e.value.code == 1 and str(e.value).startswith("lessons/day99_fake/README.md:")
+    assert ": error: a box typed into the page" in str(e.value)

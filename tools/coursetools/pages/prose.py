@@ -21,7 +21,9 @@ H200) are part of the name; digits with a unit after them ("37x") or a
 lone x before them ("x37") are numbers.
 
 Raw HTML is refused on a page: Markdown says everything a page needs, and
-a tag's attributes would be text no reader sees as the check reads it.
+a tag's attributes would be text no reader sees as the check reads it. So
+is a typed box (an admonition, a collapsible block, a callout): the site
+draws a page's boxes, the verified one from the evidence alone.
 """
 
 from __future__ import annotations
@@ -215,6 +217,7 @@ def problems_in(text: str, allowed: set[float], days: set[int], shown: str, temp
             out.append(Diagnostic(shown, _template_line(template, line, "title") or n, 0,
                                   "a code block's title shows on the site as text; write it as prose beside the "
                                   "block"))
+    out += box_problems(text, shown, template)
     cls = _classes(text)
     prose_only = "".join(c if k == PROSE else " " for c, k in zip(text, cls))
     # Claims in words: the prose and typed code as read, a helper's output
@@ -233,6 +236,32 @@ def problems_in(text: str, allowed: set[float], days: set[int], shown: str, temp
         tline = _template_line(template, text.split("\n")[line - 1], m.group(0)) or line
         out.append(Diagnostic(shown, tline, 0, f"raw HTML ('{text[m.start():m.start() + 40].splitlines()[0]}') in "
                               "the page; write Markdown"))
+    return out
+
+
+# A box: an admonition or a collapsible block (`!!!`, `???`, `???+`, which
+# the site's Markdown draws in a quote or a list item too), GitHub's
+# callout (`> [!NOTE]`, drawn where GitHub shows the page), or a tag that
+# draws one or takes the site's classes. The site draws a page's boxes
+# itself, the green "Verified" one from the evidence alone: a typed box
+# could pass for it, and its title is read apart from its body. Looked
+# for in code too, as written and with references decoded: a fence the
+# check reads and the site does not ("~~~ !") shows its lines as Markdown.
+BOX_RE = re.compile(r"^[ \t>]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+[ \t>]*)*(!!!|\?\?\?|\[![A-Za-z]+\])"
+                    r"|(<details|<summary)\b|<\w[^>]*\s(class)\s*=", re.I)
+
+
+def box_problems(page: str, shown: str, template: str = "") -> list[Diagnostic]:
+    """A box typed into the page, named at its line; a helper's output
+    is the renderer's own."""
+    typed_text = MARKED_RE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), page)
+    out = []
+    for n, line in enumerate(typed_text.split("\n"), 1):
+        m = BOX_RE.search(unescaped(line))
+        if m:
+            out.append(Diagnostic(shown, _template_line(template, line, m.group(m.lastindex)) or n, 0,
+                                  f"a box typed into the page ('{line.strip()[:60]}'); the site draws a page's "
+                                  "boxes, the verified one from the evidence alone: write it as prose"))
     return out
 
 

@@ -17,10 +17,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..errors import EXIT_OK, CourseError, UsageError, display_path
+from ..errors import EXIT_OK, CourseError, SourceError, UsageError, display_path
 from ..evidence import state as ev_state
 from ..fsutil import ensure_owned_folder, read_source, replace_tree, write_atomic
 from ..sources import manifest, snippets, standalone
+from ..pages.prose import box_problems
 from ..pages.rows import provenance_text
 from . import explorer
 from .links import front_matter, header_page
@@ -89,19 +90,6 @@ def research_notes() -> list[Path]:
                                  "'-' and '_' ending in .md (it becomes a URL and a menu entry)")
             notes.append(note)
     return notes
-
-
-# A box the site draws as verified, in any spelling Python-Markdown's
-# admonition or its HTML would take: only the renderer's provenance line
-# becomes one (_admonitions), never text a template or a source typed.
-TYPED_BOX = re.compile(r"^[ \t]*(?:!!!|\?\?\?\+?)[^\n]*\bverified\b|class\s*=\s*[\"']?[^\"'>]*\bverified\b",
-                       re.IGNORECASE | re.MULTILINE)
-
-
-
-
-
-
 
 
 def _admonitions(text: str, provenance: str | None) -> str:
@@ -367,11 +355,13 @@ def collect(lessons, standalone_dir: Path, states: dict | None = None) -> dict[s
     for l in lessons:
         name = Path(l.dir).name
         page = read_input(l.path / "README.md")
-        typed = TYPED_BOX.search(page)
+        # Only the renderer's provenance line becomes the verified box
+        # (_admonitions): a box typed into a page, which a page left out of
+        # this build (or edited by hand) could hold, is refused as render's
+        # prose check refuses it.
+        typed = box_problems(page, display_path(l.path / "README.md"))
         if typed:
-            line = page.count("\n", 0, typed.start()) + 1
-            raise UsageError(f"{display_path(l.path / 'README.md')}:{line}: error: a 'verified' box typed into the "
-                             "page; the site draws it from the evidence alone")
+            raise SourceError(typed)
         sources = [os.path.basename(s) for s in l.sources]
         st = states[l.target]
         prov = provenance_text(st.records, st.entry) if st.valid else None
