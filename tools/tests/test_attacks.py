@@ -528,6 +528,13 @@ def _site_page(in_tmp):
     return site_build.collect(manifest.load(), in_tmp / "build" / "standalone")["docs/day99_fake/index.md"]
 
 
+def test_a_long_text_block_the_page_typed_is_not_titled_the_programs_output(verified_prose, in_tmp):
+    lines = "\n".join(f"pdl {i}" for i in range(20))
+    code, err = verified_prose(f"# Day\n\n{{{{ page.expected_output() }}}}\n\n```text\n{lines}\n```\n", command="render")
+    assert code == 0, err
+    assert "program's output" not in _site_page(in_tmp)
+
+
 def test_the_site_refuses_a_box_typed_into_a_page_it_did_not_render(verified_prose, in_tmp):
     """A page left out of this build keeps its README.md, which the site
     reads as it is (a hand edit included)."""

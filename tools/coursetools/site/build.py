@@ -112,7 +112,7 @@ def _admonitions(text: str, provenance: str | None) -> str:
 
 
 # On a phone a long table wraps every cell onto lines of its own, and long
-# code and a program's whole output are long scrolls: each folds into a
+# code and text (a program's whole output) are long scrolls: each folds into a
 # block (pymdownx.details, class "fold") that is open on a wide screen and
 # closed on a narrow one (course.js closes them under FOLD_BELOW_PX), so a
 # phone's reader gets the text and opens what they want. A table of more
@@ -146,7 +146,8 @@ def _fold_long_blocks(page: str) -> str:
                 j += 1
             n = j - i - 1
             if j < len(lines) and n > FOLD_CODE_LINES:
-                title = f"The program's output, {n} lines" if m.group(2) == "text" else f"The code, {n} lines"
+                # What the block is, never whose: a typed text block is not the program's output.
+                title = f"Text, {n} lines" if m.group(2) == "text" else f"The code, {n} lines"
                 out += ["", f'???+ fold "{title}"', ""] + ["    " + l if l else "" for l in lines[i:j + 1]] + [""]
                 i = j + 1
                 continue
