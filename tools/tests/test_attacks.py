@@ -546,3 +546,31 @@ def test_the_site_refuses_a_box_typed_into_a_page_it_did_not_render(verified_pro
         _site_page(in_tmp)
     assert e.value.code == 1 and str(e.value).startswith("lessons/day99_fake/README.md:")
     assert ": error: a box typed into the page" in str(e.value)
+
+
+@pytest.mark.parametrize("files, words", [
+    # a built-in in a file whose name is no C++ suffix, included
+    ({"lessons/day58_pdl/pdl.cu": '#include "steps.def"\n',
+      "lessons/day58_pdl/steps.def": "constexpr int kCol = __builtin_COLUMN();\n"},
+     "lessons/day58_pdl/steps.def:1: error: __builtin_COLUMN"),
+    # one the compiler read for the lesson (its dependency output) that no #include line names
+    ({"lessons/day58_pdl/pdl.cu": "int x;\n", "research/table.txt": "constexpr int kLine = __LINE__;\n"},
+     "research/table.txt:1: error: __LINE__"),
+    # a name pasted together, which no scan of the text can read
+    ({"lessons/day58_pdl/pdl.cu": "#define CAT(a, b) a##b\nconstexpr int kLine = CAT(__LI, NE__);\n"},
+     "lessons/day58_pdl/pdl.cu:1: error: ##"),
+    # the source file's time, which a comment edit changes, and the build's
+    ({"lessons/day58_pdl/pdl.cu": "constexpr const char* kWhen = __TIMESTAMP__;\n"},
+     "lessons/day58_pdl/pdl.cu:1: error: __TIMESTAMP__"),
+    ({"lessons/day58_pdl/pdl.cu": "constexpr const char* kWhen = __DATE__ __TIME__;\n"},
+     "lessons/day58_pdl/pdl.cu:1: error: __DATE__"),
+])
+def test_what_a_comment_or_whitespace_edit_changes_is_refused_in_every_file_the_compiler_reads(in_tmp, files, words):
+    for name, text in files.items():
+        write(in_tmp / name, text)
+    build = in_tmp / "build"
+    write(build / "lessons" / "day58_pdl" / "CMakeFiles" / "day58_pdl.dir" / "pdl.cu.o.d",
+          "pdl.cu.o: " + " ".join(f"{in_tmp}/{n}" for n in files) + "\n")
+    with pytest.raises(CourseError) as e:
+        fake_lesson(in_tmp, target="day58_pdl", source="pdl.cu").digest_files(build)
+    assert str(e.value).startswith(words), str(e.value)
