@@ -304,7 +304,6 @@ def reader_view_problems(page: str, allowed: set[float], days: set[int], shown: 
     seen = reader_view(page)
     view = MARKED_RE.sub("\x00", seen)
     out = []
-    lines = template.split("\n")
 
     def line_of(at: int) -> int:
         word = claims.CLAIM_RE.search(view, at)
@@ -321,7 +320,6 @@ def reader_view_problems(page: str, allowed: set[float], days: set[int], shown: 
             out.append(Diagnostic(shown, _template_line(template, para, word) or 0, 0,
                                   f"the number {word} reaches the site's page as prose ('{said}'); take it from "
                                   "a page helper"))
-    del lines
     return out
 
 

@@ -484,13 +484,9 @@ def mkdocs_binary() -> Path:
 
 def build(out: Path) -> int:
     config = prepare(out)
-    work = config.parent
     lessons = manifest.load()
     ensure_owned_folder(out, manifest.ROOT)
-    mkdocs = Path(sys.prefix) / "bin" / "mkdocs"
-    if not mkdocs.exists():
-        raise UsageError("site: mkdocs is not installed; the configure step installs it into build/venv")
-    proc = subprocess.run([str(mkdocs), "build", "--strict", "--quiet", "-f", str(work / "mkdocs.yml")],
+    proc = subprocess.run([str(mkdocs_binary()), "build", "--strict", "--quiet", "-f", str(config)],
                           capture_output=True, text=True, env=hook_environment())
     if proc.returncode != 0:
         said = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
