@@ -449,6 +449,7 @@ def verified_prose(course, in_tmp, monkeypatch):
     from conftest import page_repo_with
     from coursetools.evidence import state as ev_state
     from coursetools.pages import render
+    from coursetools.sources import manifest
 
     record = {"results": {"rows": [{"group": "g", "version": "a", "timing": "cold", "samples_ms": [1.0, 1.1, 0.9],
                                     "median_ms": 1.0}]}, "git": {"commit": "abcdef1234567"}, "tag": "t",
@@ -457,8 +458,10 @@ def verified_prose(course, in_tmp, monkeypatch):
               "command": ["build/bin/day99_fake"]}
     entry = {"commit": "abcdef1234567", "tag": "t", "promoted_by": "R", "principal": "r@x", "promoted_at": "2026-12-01"}
 
-    def run(template, comment="a step", command="prose"):
-        root, _ = page_repo_with(in_tmp, monkeypatch, STEP.format(comment=comment))
+    def run(template, comment="a step", command="prose", info=None):
+        root, lesson = page_repo_with(in_tmp, monkeypatch, STEP.format(comment=comment))
+        if info:
+            monkeypatch.setattr(manifest, "load", lambda path=None: [dataclasses.replace(lesson, info=info)])
         monkeypatch.setattr(render.ev_state, "load", lambda lessons, path=None, check=True: {
             l.target: ev_state.fixture(l, record, entry=entry) for l in lessons})
         write(root / "lessons" / "day99_fake" / "README.md.j2", template)
@@ -502,6 +505,19 @@ def test_claims_and_number_words_in_typed_code_are_read(verified_prose, typed):
 def test_a_factor_written_before_its_number_is_a_number(verified_prose, typed):
     code, err = verified_prose(f"# Day\n\nText.\n\n{typed}\n")
     assert code == 1 and "README.md.j2:5: error: the number" in err, err
+
+
+@pytest.mark.parametrize("typed", [
+    "{{ page.sass('k', 'graph-pdl is far faster than plain') }}",  # its heading is the helper's, not a measurement
+    "`graph-pdl` is far faster than plain:\n{{ snippet('step') }}",  # nor is a snippet's source line
+    "{{ page.expected_output() }}",                                  # nor the output's preamble
+])
+def test_a_claim_beside_shown_code_or_a_helpers_own_words_is_typed(verified_prose, monkeypatch, typed):
+    from coursetools.binaries import sass
+    monkeypatch.setattr(sass, "excerpt", lambda *a, **k: ["LDG.E.128 R4, [R2]"])
+    info = LessonInfo(carry_over=({"what": "graph-pdl far faster than plain", "a": {"x": "y"}, "b": {"x": "z"}},))
+    code, err = verified_prose(f"# Day\n\nText.\n\n{typed}\n", info=info)
+    assert code == 1 and "error: the claim 'faster' is typed into the page" in err, err
 
 
 @pytest.mark.parametrize("box", [

@@ -222,8 +222,12 @@ def problems_in(text: str, allowed: set[float], days: set[int], shown: str, temp
     prose_only = "".join(c if k == PROSE else " " for c, k in zip(text, cls))
     # Claims in words: the prose and typed code as read, a helper's output
     # as one mark; a fence line ends a sentence.
-    view = "".join(c if k in (PROSE, CODE) else "\x00" if k == MARKED else "\n" if c == "\n" or k == FENCE else " "
-                   for c, k in zip(text, cls))
+    view = [c if k in (PROSE, CODE) else "\x00" if k == MARKED else "\n" if c == "\n" or k == FENCE else " "
+            for c, k in zip(text, cls)]
+    for m in MARKED_RE.finditer(text):
+        if text.startswith(marks.SHOWN, m.start() + 1):  # shown, not measured: no claim rests on it
+            view[m.start():m.end()] = [" " if c == "\x00" else c for c in view[m.start():m.end()]]
+    view = "".join(view)
     page_lines = text.split("\n")
 
     def line_of(at: int) -> int:
@@ -302,7 +306,7 @@ def reader_view_problems(page: str, allowed: set[float], days: set[int], shown: 
     link's address, a bare address or a definition the check's own
     reading took for syntax is text here if the site shows it as text)."""
     seen = reader_view(page)
-    view = MARKED_RE.sub("\x00", seen)
+    view = MARKED_RE.sub(lambda m: " " if m.group(0)[1:2] == marks.SHOWN else "\x00", seen)
     out = []
 
     def line_of(at: int) -> int:
