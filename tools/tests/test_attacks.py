@@ -511,6 +511,8 @@ def test_a_factor_written_before_its_number_is_a_number(verified_prose, typed):
     "{{ page.sass('k', 'graph-pdl is far faster than plain') }}",  # its heading is the helper's, not a measurement
     "`graph-pdl` is far faster than plain:\n{{ snippet('step') }}",  # nor is a snippet's source line
     "{{ page.expected_output() }}",                                  # nor the output's preamble
+    "Built by {{ lesson.build_command }}, it is far faster than plain.",  # nor a fact of the build
+    "{{ page.provenance() }} And far faster than plain.",
 ])
 def test_a_claim_beside_shown_code_or_a_helpers_own_words_is_typed(verified_prose, monkeypatch, typed):
     from coursetools.binaries import sass

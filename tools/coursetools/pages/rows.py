@@ -188,12 +188,12 @@ class PageRows:
     def provenance(self) -> str:
         if not self.verified:
             return ""
-        return mark(provenance_text(self._state.records, self._state.entry))
+        return shown(provenance_text(self._state.records, self._state.entry))
 
     def expected_output(self) -> str:
         review = os.path.relpath(manifest.ROOT / "research" / "REVIEW-PROCESS.md", self._lesson.path)
         if not self.verified:
-            return mark(UNVERIFIED_NOTICE.format(reason="; ".join(self._state.reasons), review=review))
+            return shown(UNVERIFIED_NOTICE.format(reason="; ".join(self._state.reasons), review=review))
         r = self._record
         out = r["stdout"].rstrip("\n") + "\n"
         fence = snippets.fence_for(out.split("\n"))
