@@ -447,7 +447,7 @@ def snippet_comment_problems(lesson: Lesson, allowed: set[float]) -> list[Diagno
                 line = sn.start + first - 1 + text.count("\n", 0, at)
                 out.append(Diagnostic(sn.path, line, 0, f"a comment in snippet '{sn.name}' {what}; a comment edit "
                                       "keeps the evidence, so a shown comment states a measurement or a comparison "
-                                      "only with the research that measured it (research/NAME.md)"))
+                                      "only beside the file of research/ that measured it (its note or experiment)"))
     return out
 
 
