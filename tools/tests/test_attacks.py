@@ -78,7 +78,7 @@ def test_a_snippet_comment_may_not_state_a_measurement(in_tmp, monkeypatch):
     write(in_tmp / "lessons" / "day58_pdl" / "pdl.cu",
           "// snippet: step\n// Measured on the H200: 4.73 ms at 1 GiB, 37x slower.\nint x;\n// end snippet\n")
     lesson = fake_lesson(in_tmp, target="day58_pdl", source="pdl.cu")
-    found = prose.snippet_comment_problems(lesson, "\n// Measured on the H200: 4.73 ms at 1 GiB, 37x slower.\n", {1.0})
+    found = prose.snippet_comment_problems(lesson, {1.0})
     assert any("states a measurement" in str(f) and "pdl.cu:2" in str(f) for f in found)
 
 
@@ -377,21 +377,17 @@ def test_a_page_of_a_million_typed_numbers_is_checked_in_seconds():
     assert found and time.process_time() - t0 < 60
 
 
-def test_a_verified_box_of_any_type_is_refused():
-    from coursetools.site import build as site_build
-    assert site_build.TYPED_BOX.search('!!! success verified "Verified on real hardware"\n')
-    assert site_build.TYPED_BOX.search('!!! note "Verified on real hardware"\n')
-
-
 def test_a_shown_snippet_comment_may_not_make_a_claim_uncited(in_tmp, monkeypatch):
     from coursetools.pages import prose
     write(in_tmp / "common" / "course.cuh", "#pragma once\n")
+    write(in_tmp / "research" / "one-pass.md", "# a note\n")
     write(in_tmp / "lessons" / "day58_pdl" / "pdl.cu",
           "// snippet: step\n// graph-pdl beats plain by an order of magnitude.\nint x;\n"
-          "// measured quicker (research/one-pass.md)\nint y;\n// end snippet\n")
+          "// measured quicker, 0.5 us a call\n// (research/one-pass.md)\nint y;\n"
+          "// measured quicker (research/no-such-note.md)\n// as gridStrideFold does (a name)\n// end snippet\n")
     lesson = fake_lesson(in_tmp, target="day58_pdl", source="pdl.cu")
-    found = prose.snippet_comment_problems(lesson, "\n// graph-pdl beats plain by an order of magnitude.\n", set())
-    assert len(found) == 1 and "makes a claim" in str(found[0]) and "pdl.cu:2" in str(found[0])
+    found = [str(f) for f in prose.snippet_comment_problems(lesson, set())]
+    assert len(found) == 2, found and "makes a claim" in found[0] and "pdl.cu:2:" in found[0] and "pdl.cu:7:" in found[1]
 
 
 def test_a_stale_pages_unmeasured_helpers_are_helpers_to_the_claim_check():
@@ -436,3 +432,163 @@ def test_a_topic_the_site_shows_is_read_as_prose(in_tmp, topic, bad):
 ])
 def test_roman_numerals_before_a_unit_are_numbers(text, bad):
     assert bool([p for p in prose_problems(text) if "the number" in p]) == bad, prose_problems(text)
+
+
+# ----------------------------------------------------------------------
+# Fourth round (2026-12-02): each attack through the real page, as
+# `tools/course prose` renders and reads it on a verified page
+# ----------------------------------------------------------------------
+
+STEP = "// snippet: step\n// {comment}\nint x;\n// end snippet\n"
+
+
+@pytest.fixture
+def verified_prose(course, in_tmp, monkeypatch):
+    """`tools/course prose` over a fake lesson's page rendered from
+    `template` with its evidence promoted: (exit code, stderr)."""
+    from conftest import page_repo_with
+    from coursetools.evidence import state as ev_state
+    from coursetools.pages import render
+    from coursetools.sources import manifest
+
+    record = {"results": {"rows": [{"group": "g", "version": "a", "timing": "cold", "samples_ms": [1.0, 1.1, 0.9],
+                                    "median_ms": 1.0}]}, "git": {"commit": "abcdef1234567"}, "tag": "t",
+              "gpu": {"name": "G", "compute_capability": "9.0", "sm_count": 1, "driver": "d", "cuda_runtime": "13.0"},
+              "toolchain": {"nvcc": "13.0"}, "recorded_at": "2026-12-01T00:00:00Z", "stdout": "out\n",
+              "command": ["build/bin/day99_fake"]}
+    entry = {"commit": "abcdef1234567", "tag": "t", "promoted_by": "R", "principal": "r@x", "promoted_at": "2026-12-01"}
+
+    def run(template, comment="a step", command="prose", info=None):
+        root, lesson = page_repo_with(in_tmp, monkeypatch, STEP.format(comment=comment))
+        if info:
+            monkeypatch.setattr(manifest, "load", lambda path=None: [dataclasses.replace(lesson, info=info)])
+        monkeypatch.setattr(render.ev_state, "load", lambda lessons, path=None, check=True: {
+            l.target: ev_state.fixture(l, record, entry=entry) for l in lessons})
+        write(root / "lessons" / "day99_fake" / "README.md.j2", template)
+        r = course(command)
+        return r.code, r.err
+    return run
+
+
+def test_a_fine_page_passes_the_fourth_rounds_checks(verified_prose):
+    code, err = verified_prose("# Day\n\nThe step:\n\n{{ snippet('step') }}\n"
+                               "`v9`, `sm_90` and `float4` are names.\n\n```text\nplain output\n```\n")
+    assert code == 0, err
+
+
+@pytest.mark.parametrize("comment", [
+    "Measured on the H200: 4.73 ms at 1 GiB; PDL is 37x faster than plain",
+    "PDL is much faster than plain",
+    "thirty-seven microseconds a step",
+    "PDL: x37 against plain",
+    "PDL is f\u0430ster than plain",  # a Cyrillic a
+])
+def test_a_shown_snippets_comment_is_read_on_the_real_page(verified_prose, comment):
+    code, err = verified_prose("# Day\n\nThe step:\n\n{{ snippet('step') }}\n", comment)
+    assert code == 1 and "lessons/day99_fake/fake.cu:2: error: a comment in snippet 'step'" in err, err
+
+
+@pytest.mark.parametrize("typed", [
+    "Inline: `pdl is much faster than plain`.",
+    "Inline: `pdl thirty-seven`, then {{ page.measured('median_ms', version='a') }}.",
+    "```text\npdl    much faster than plain\n```",
+    "```text\npdl    thirty-seven times the speed\n```",
+    "~~~\npdl beats plain\n~~~",
+    "```text\npdl    much faster than plain\n```\n{{ page.measured('median_ms', version='a') }} ms.",
+])
+def test_claims_and_number_words_in_typed_code_are_read(verified_prose, typed):
+    code, err = verified_prose(f"# Day\n\nText.\n\n{typed}\n")
+    assert code == 1 and "README.md.j2:" in err and ": error: the " in err, err
+
+
+@pytest.mark.parametrize("typed", ["`graph-pdl` runs x37 against plain.", "It runs X37.", "Graphs give x2 here."])
+def test_a_factor_written_before_its_number_is_a_number(verified_prose, typed):
+    code, err = verified_prose(f"# Day\n\nText.\n\n{typed}\n")
+    assert code == 1 and "README.md.j2:5: error: the number" in err, err
+
+
+@pytest.mark.parametrize("typed", [
+    "{{ page.sass('k', 'graph-pdl is far faster than plain') }}",  # its heading is the helper's, not a measurement
+    "`graph-pdl` is far faster than plain:\n{{ snippet('step') }}",  # nor is a snippet's source line
+    "{{ page.expected_output() }}",                                  # nor the output's preamble
+    "Built by {{ lesson.build_command }}, it is far faster than plain.",  # nor a fact of the build
+    "{{ page.provenance() }} And far faster than plain.",
+])
+def test_a_claim_beside_shown_code_or_a_helpers_own_words_is_typed(verified_prose, monkeypatch, typed):
+    from coursetools.binaries import sass
+    monkeypatch.setattr(sass, "excerpt", lambda *a, **k: ["LDG.E.128 R4, [R2]"])
+    info = LessonInfo(carry_over=({"what": "graph-pdl far faster than plain", "a": {"x": "y"}, "b": {"x": "z"}},))
+    code, err = verified_prose(f"# Day\n\nText.\n\n{typed}\n", info=info)
+    assert code == 1 and "error: the claim 'faster' is typed into the page" in err, err
+
+
+@pytest.mark.parametrize("box", [
+    '??? note "PDL is far faster"\n    {{ page.measured("median_ms", version="a") }} ms.',
+    '???+ note "PDL wins"\n    {{ page.measured("median_ms", version="a") }} ms.',
+    '!!! note "PDL beats plain"\n    {{ page.measured("median_ms", version="a") }} ms.',
+    '<details><summary>PDL is far faster</summary>\n\n{{ page.measured("median_ms", version="a") }} ms.\n\n</details>',
+    '> !!! verified "Verified on real hardware"\n>     measured.',
+    '- !!! success "Checked on real hardware"\n\n        measured.',
+    '> [!NOTE]\n> Verified on real hardware.',
+    '> [!tip] Verified on real hardware.',
+    '<div class="admonition verified"><p class="admonition-title">Verified on real hardware</p></div>',
+    '~~~ !\n<div class="admonition">Verified on real hardware</div>\n~~~',
+])
+def test_a_box_typed_into_a_page_is_refused(verified_prose, box):
+    code, err = verified_prose(f"# Day\n\nText.\n\n{box}\n")
+    line = 6 if box.startswith("~~~") else 5
+    assert code == 1 and f"README.md.j2:{line}: error: a box typed into the page" in err, err
+
+
+def _site_page(in_tmp):
+    from coursetools.site import build as site_build
+    from coursetools.sources import manifest
+    return site_build.collect(manifest.load(), in_tmp / "build" / "standalone")["docs/day99_fake/index.md"]
+
+
+def test_a_long_text_block_the_page_typed_is_not_titled_the_programs_output(verified_prose, in_tmp):
+    lines = "\n".join(f"pdl {i}" for i in range(20))
+    code, err = verified_prose(f"# Day\n\n{{{{ page.expected_output() }}}}\n\n```text\n{lines}\n```\n", command="render")
+    assert code == 0, err
+    assert "program's output" not in _site_page(in_tmp)
+
+
+def test_the_site_refuses_a_box_typed_into_a_page_it_did_not_render(verified_prose, in_tmp):
+    """A page left out of this build keeps its README.md, which the site
+    reads as it is (a hand edit included)."""
+    from coursetools.errors import SourceError
+    assert verified_prose("# Day\n\nText.\n", command="render")[0] == 0
+    page = in_tmp / "lessons" / "day99_fake" / "README.md"
+    page.write_text(page.read_text() + '\n> !!! verified "Verified on real hardware"\n>     v9: 9 TB/s\n')
+    with pytest.raises(SourceError) as e:
+        _site_page(in_tmp)
+    assert e.value.code == 1 and str(e.value).startswith("lessons/day99_fake/README.md:")
+    assert ": error: a box typed into the page" in str(e.value)
+
+
+@pytest.mark.parametrize("files, words", [
+    # a built-in in a file whose name is no C++ suffix, included
+    ({"lessons/day58_pdl/pdl.cu": '#include "steps.def"\n',
+      "lessons/day58_pdl/steps.def": "constexpr int kCol = __builtin_COLUMN();\n"},
+     "lessons/day58_pdl/steps.def:1: error: __builtin_COLUMN"),
+    # one the compiler read for the lesson (its dependency output) that no #include line names
+    ({"lessons/day58_pdl/pdl.cu": "int x;\n", "research/table.txt": "constexpr int kLine = __LINE__;\n"},
+     "research/table.txt:1: error: __LINE__"),
+    # a name pasted together, which no scan of the text can read
+    ({"lessons/day58_pdl/pdl.cu": "#define CAT(a, b) a##b\nconstexpr int kLine = CAT(__LI, NE__);\n"},
+     "lessons/day58_pdl/pdl.cu:1: error: ##"),
+    # the source file's time, which a comment edit changes, and the build's
+    ({"lessons/day58_pdl/pdl.cu": "constexpr const char* kWhen = __TIMESTAMP__;\n"},
+     "lessons/day58_pdl/pdl.cu:1: error: __TIMESTAMP__"),
+    ({"lessons/day58_pdl/pdl.cu": "constexpr const char* kWhen = __DATE__ __TIME__;\n"},
+     "lessons/day58_pdl/pdl.cu:1: error: __DATE__"),
+])
+def test_what_a_comment_or_whitespace_edit_changes_is_refused_in_every_file_the_compiler_reads(in_tmp, files, words):
+    for name, text in files.items():
+        write(in_tmp / name, text)
+    build = in_tmp / "build"
+    write(build / "lessons" / "day58_pdl" / "CMakeFiles" / "day58_pdl.dir" / "pdl.cu.o.d",
+          "pdl.cu.o: " + " ".join(f"{in_tmp}/{n}" for n in files) + "\n")
+    with pytest.raises(CourseError) as e:
+        fake_lesson(in_tmp, target="day58_pdl", source="pdl.cu").digest_files(build)
+    assert str(e.value).startswith(words), str(e.value)

@@ -3,6 +3,7 @@ browser test's judgments can fail."""
 
 from __future__ import annotations
 
+from coursetools.pages.prose import box_problems
 from coursetools.site import browser as site_browser
 from coursetools.site import build as site_build
 from coursetools.site import links
@@ -127,8 +128,10 @@ def test_a_site_input_that_links_out_or_is_a_fifo_is_refused_without_waiting(in_
 def test_a_verified_box_typed_in_any_spelling_is_found():
     for typed in ('!!! verified "Verified on real hardware"', '  ??? Verified', '???+ verified "x"',
                   '<div class="admonition verified">', "<p class='note verified'>"):
-        assert site_build.TYPED_BOX.search("text\n" + typed + "\nmore"), typed
-    assert not site_build.TYPED_BOX.search("The page is verified against its record.\n")
+        assert [str(d) for d in box_problems("text\n" + typed + "\nmore", "p.md")] == [
+            f"p.md:2: error: a box typed into the page ('{typed.strip()}'); the site draws a page's boxes, the "
+            "verified one from the evidence alone: write it as prose"], typed
+    assert not box_problems("The page is verified against its record.\n", "p.md")
 
 
 def test_a_comment_holding_a_fence_cannot_break_the_source_page_open():

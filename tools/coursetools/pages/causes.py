@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..binaries import sass
 from ..sources import constants
-from .marks import TemplateProblem, mark, mark_block
+from .marks import TemplateProblem, mark, mark_block, shown
 
 
 def code_span(text: str) -> str:
@@ -114,5 +114,5 @@ class PageCauses:
         named = {"enums": constants.enum_values(self._lesson)} if "<" in kernel else {}
         lines = sass.excerpt(Path(self._lesson.binary), kernel, max_lines, show, **named)
         body = "\n".join(lines) + "\n"
-        return (code_span(label) + mark(" (`cuobjdump --dump-sass`, instructions of interest):") + "\n\n"
+        return (code_span(label) + shown(" (`cuobjdump --dump-sass`, instructions of interest):") + "\n\n"
                 + mark_block(f"```text\n{body}```\n"))

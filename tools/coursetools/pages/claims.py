@@ -27,7 +27,9 @@ from ..errors import Diagnostic
 
 # Comparative and magnitude words, in every inflection a page would use.
 # "the same" only where it compares ("is the same as"); "better", "worse"
-# only before "than"; "times" is a number's (the number check has it).
+# only before "than"; "times" is a number's (the number check has it);
+# "-fold" in lower or upper case ("Sevenfold", "37-FOLD"), not a name's
+# ("gridStrideFold").
 CLAIM_WORDS = [
     r"fast(?:er|est)", r"slow(?:er|est)", r"quick(?:er|est)", r"speed-?ups?", r"slow-?downs?",
     r"ahead\s+of", r"behind", r"beat(?:s|en|ing)?", r"outperform\w*", r"outpac\w+", r"win(?:s|ning)?",
@@ -37,7 +39,7 @@ CLAIM_WORDS = [
     r"(?:is|are|was|were|be)\s+the\s+same\s+as", r"(?:better|worse)\s+than", r"(?:much|far|way)\s+(?:more|less)",
     r"on\s+par", r"keeps?\s+pace", r"outrun\w*", r"surpass\w*", r"lags?\s+behind", r"trails?\s+behind",
     r"identical\s+(?:in\s+)?(?:speed|time)", r"(?:are|is)\s+identical", r"rapid\w*", r"indistinguishable",
-    r"(?:several|many|a\s+few|countless)\s+times\s+(?:longer|shorter|faster|slower|more|less|the)", r"[\w-]+fold",
+    r"(?:several|many|a\s+few|countless)\s+times\s+(?:longer|shorter|faster|slower|more|less|the)", r"(?-i:[\w-]+(?:fold|FOLD))",
     r"schneller", r"langsamer", r"plus\s+rapide", r"plus\s+lent", r"m[aá]s\s+r[aá]pid\w*",
 ]
 CLAIM_RE = re.compile(r"(?<![\w-])(?:" + "|".join(CLAIM_WORDS) + r")(?![\w-])", re.IGNORECASE)

@@ -9,6 +9,10 @@ import secrets
 
 
 MARK_OPEN, MARK_CLOSE = "\ue000", "\ue001"
+# First inside a mark: what a helper shows as it is (a snippet, a listing,
+# the helper's own sentences): its numbers are the helper's, but it is no
+# measurement and vouches for no claim typed beside it (prose.py).
+SHOWN = "\ue002"
 
 
 # A helper's output is not handed to the template as text but as a token,
@@ -52,19 +56,24 @@ def resolve_marks(text: str) -> str:
         parts.append(("\x00MO", value(m), "\x00MC"))
         last = m.end()
     parts.append(text[last:])
-    if any(isinstance(p, str) and (MARK_OPEN in p or MARK_CLOSE in p) for p in parts):
-        raise TemplateProblem("the page holds the reserved characters U+E000/U+E001 outside the page "
+    if any(isinstance(p, str) and any(c in p for c in MARK_OPEN + MARK_CLOSE + SHOWN) for p in parts):
+        raise TemplateProblem("the page holds the reserved characters U+E000 to U+E002 outside the page "
                               "helpers' output; remove them from the template")
-    return "".join(p if isinstance(p, str) else MARK_OPEN + unmark(p[1]) + MARK_CLOSE for p in parts)
+    return "".join(p if isinstance(p, str) else MARK_OPEN + p[1].replace(MARK_OPEN, "").replace(MARK_CLOSE, "")
+                   + MARK_CLOSE for p in parts)
 
 
 def unmark(text: str) -> str:
-    return text.replace(MARK_OPEN, "").replace(MARK_CLOSE, "")
+    return text.replace(MARK_OPEN, "").replace(MARK_CLOSE, "").replace(SHOWN, "")
+
+
+def shown(text) -> str:
+    return mark(SHOWN + str(text))
 
 
 def mark_block(text: str) -> str:
-    """Marks every line of a block (so Markdown structure survives)."""
-    return "\n".join(mark(line) if line else line for line in text.split("\n"))
+    """Shows every line of a block (so Markdown structure survives)."""
+    return "\n".join(shown(line) if line else line for line in text.split("\n"))
 
 
 class TemplateProblem(Exception):

@@ -4,7 +4,8 @@ the words a template passes into a chart (a title, a note, a legend).
 A number is digits not inside a name (sm_90, v9, float4, H200: a letter,
 digit or underscore before them). Letters after them do not make a name:
 "37x", "1234us" and "4800GB/s" are numbers with units, and the exponent in
-"2^999" is a number too. Number words are numbers as well: "three",
+"2^999" is a number too. A lone x before digits is a factor, not a name:
+a reader reads "x37" as a 37x speed-up (and "x86" is a number here too). Number words are numbers as well: "three",
 "twice", "half", "a third", "twenty-four".
 
 Text is read as a reader sees it (`as_read`): character references
@@ -24,7 +25,7 @@ import unicodedata
 # A number as typed: hexadecimal or binary, digits with thousands
 # separators (commas, or spaces as some styles group), a decimal part, an
 # exponent; an SI letter right after it ("4M", "1k") multiplies it.
-NUMBER_RE = re.compile(r"(?<![A-Za-z0-9_])(0[xX][0-9a-fA-F]+|0[bB][01]+|"
+NUMBER_RE = re.compile(r"(?:(?<![A-Za-z0-9_])|(?<=(?<![A-Za-z0-9_])[xX]))(0[xX][0-9a-fA-F]+|0[bB][01]+|"
                        r"\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?![\d.,])|"
                        r"\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][+-]?\d+)?(?:[kKMGT](?![A-Za-z]))?)")
 _SI = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}

@@ -9,7 +9,7 @@ from ..sources.constants import NoSuchConstant, integer_value, source_constant
 from ..sources.manifest import Lesson
 from .causes import PageCauses
 from .figures import PageFigures
-from .marks import TemplateProblem, mark
+from .marks import TemplateProblem, shown
 from .rows import PageRows
 from .formats import number as number_format
 from .nvbench import PageNvbench
@@ -22,10 +22,10 @@ class LessonView:
     def __init__(self, lesson: Lesson):
         self._lesson = lesson
         self.target, self.day = lesson.target, lesson.day
-        # Facts from the build, not typed into the template: marked for the
-        # prose check like every helper's output.
+        # Facts from the build, not typed into the template: shown (their
+        # numbers are the build's), and no measurement a claim may rest on.
         for k in ("build_command", "run_command", "compile_command", "min_cc"):
-            setattr(self, k, mark(getattr(lesson, k)))
+            setattr(self, k, shown(getattr(lesson, k)))
         self.topic = lesson.topic  # typed by the author (CMakeLists.txt): prose, checked like prose
 
     def constant(self, name: str, fmt: str = ",") -> str:
@@ -40,7 +40,7 @@ class LessonView:
         except NoSuchConstant as e:
             raise TemplateProblem(str(e)) from None
         number = integer_value(text)
-        return mark(text if number is None else number_format(number, fmt))
+        return shown(text if number is None else number_format(number, fmt))
 
 
 class Page(PageFigures, PageCauses, PageNvbench, PageVerdicts, PageRows):

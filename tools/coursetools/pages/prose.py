@@ -15,11 +15,15 @@ look like a program's output is still typed), tables; with character
 references decoded, compatibility forms folded, invisible characters
 dropped, Markdown's escapes and emphasis removed (so "2\\.4", "2**.**4" and
 "2&shy;.4" all read 2.4); and number words count ("three", "twice", "a
-third"), outside code. Digits inside a name (sm_90, v9, float4, H200) are
-part of the name; digits with a unit after them ("37x") are numbers.
+third"). Code typed into the page is read for number words and claims as
+prose is: a reader reads it too. Digits inside a name (sm_90, v9, float4,
+H200) are part of the name; digits with a unit after them ("37x") or a
+lone x before them ("x37") are numbers.
 
 Raw HTML is refused on a page: Markdown says everything a page needs, and
-a tag's attributes would be text no reader sees as the check reads it.
+a tag's attributes would be text no reader sees as the check reads it. So
+is a typed box (an admonition, a collapsible block, a callout): the site
+draws a page's boxes, the verified one from the evidence alone.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from ..sources import manifest
 from ..sources.manifest import Lesson
 from . import claims, marks, render
 from .rows import UNMEASURED
-from .numbers import NUMBER_RE, NUMBER_WORDS, as_read, invisible_dropped, numerals_marked, typed, unescaped, word_values
+from .numbers import NUMBER_WORDS, as_read, invisible_dropped, numerals_marked, typed, unescaped, word_values
 
 # A date as a citation writes it: a real one (no 0037-00-00).
 DATE_RE = re.compile(r"\b(?:19|20)\d{2}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])\b")
@@ -52,6 +56,7 @@ FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 
 # How each character of the page is read.
 PROSE, CODE, GONE, JOIN = "p", "c", "g", "j"  # GONE: read as a space; JOIN: read as nothing
+FENCE = "f"  # a fence line: read as a space, and it ends a sentence (a block's words are not its neighbours')
 # A helper's output (MARKED) is read as one number that is always allowed,
 # so a digit typed against it ("{{ m }}0") joins it into one that is not.
 MARKED, MARK_SENTINEL = "m", "777777777"
@@ -77,11 +82,11 @@ def _classes(text: str) -> list[str]:
         m = FENCE_RE.match(line)
         if fence is None and m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
             fence = m.group(1)
-            mark_range(pos, end, GONE)
+            mark_range(pos, end, FENCE)
         elif fence is not None and m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) \
                 and not m.group(2).strip():
             fence = None
-            mark_range(pos, end, GONE)
+            mark_range(pos, end, FENCE)
         elif fence is not None:
             for i in range(pos, end):
                 if cls[i] == PROSE:
@@ -135,44 +140,36 @@ def _read_prose(s: str) -> str:
     return re.sub(r"[*_~]", "", s)  # emphasis and strike-through marks show as nothing
 
 
-def lines_as_read(text: str) -> list[tuple[str, str]]:
-    """Each line of the page as read: (everything, prose only), the code
-    of the line kept as typed in the first and blanked in the second."""
+def lines_as_read(text: str) -> list[str]:
+    """Each line of the page as read: prose as it shows, code as typed,
+    a helper's output as one allowed number."""
     cls = _classes(text)
     out = []
     pos = 0
     for line in text.split("\n"):
-        parts, prose_parts, run, kind = [], [], [], None
+        parts, run, kind = [], [], None
 
         def flush():
             if not run:
                 return
             chunk = "".join(run)
             if kind == PROSE:
-                read = _read_prose(chunk)
-                parts.append(read)
-                prose_parts.append(read)
+                parts.append(_read_prose(chunk))
             elif kind == CODE:
                 parts.append(chunk)
-                prose_parts.append(" " * len(chunk))
-            elif kind == GONE:
+            elif kind in (GONE, FENCE):
                 parts.append(" ")
-                prose_parts.append(" ")
             elif kind == MARKED:
                 # One sentinel a helper's output: two outputs side by side
                 # ("{{ a }}{{ b }}") read as one long number no helper wrote.
-                marks_in = max(1, chunk.count(marks.MARK_OPEN))
-                parts.append(MARK_SENTINEL * marks_in)
-                prose_parts.append(MARK_SENTINEL * marks_in)
+                parts.append(MARK_SENTINEL * max(1, chunk.count(marks.MARK_OPEN)))
         for c, k in zip(line, cls[pos:pos + len(line)]):
             if k != kind:
                 flush()
                 run, kind = [], k
             run.append(c)
         flush()
-        whole = invisible_dropped(unicodedata.normalize("NFKC", numerals_marked("".join(parts))))
-        prose = invisible_dropped(unicodedata.normalize("NFKC", numerals_marked("".join(prose_parts))))
-        out.append((whole, prose))
+        out.append(invisible_dropped(unicodedata.normalize("NFKC", numerals_marked("".join(parts)))))
         pos += len(line) + 1
     return out
 
@@ -201,15 +198,14 @@ MAX_PROBLEMS = 100
 def problems_in(text: str, allowed: set[float], days: set[int], shown: str, template: str = "") -> list[Diagnostic]:
     out = []
     allowed = set(allowed) | {float(MARK_SENTINEL)}
-    for n, (whole, prose) in enumerate(lines_as_read(text), 1):
+    for n, whole in enumerate(lines_as_read(text), 1):
         if len(out) >= MAX_PROBLEMS:
             out.append(Diagnostic(shown, 0, 0, f"more than {MAX_PROBLEMS} typed numbers; fix these first"))
             break
-        digits = [m for m in typed(whole, allowed, days, words=False)]
-        words = [w for w in typed(prose, allowed, days, words=True) if not NUMBER_RE.fullmatch(w)]
-        snippet = " ".join(whole.split()) if digits or words else ""
+        numbers = typed(whole, allowed, days, words=True)
+        snippet = " ".join(whole.split()) if numbers else ""
         snippet = snippet if len(snippet) <= 90 else snippet[:87] + "..."
-        for number in (digits + words)[:MAX_PROBLEMS]:
+        for number in numbers[:MAX_PROBLEMS]:
             line = _template_line(template, whole, number) or n
             out.append(Diagnostic(shown, line, 0,
                                   f"the number {number} is typed into the page ('{snippet}'); take it from the "
@@ -221,11 +217,17 @@ def problems_in(text: str, allowed: set[float], days: set[int], shown: str, temp
             out.append(Diagnostic(shown, _template_line(template, line, "title") or n, 0,
                                   "a code block's title shows on the site as text; write it as prose beside the "
                                   "block"))
+    out += box_problems(text, shown, template)
     cls = _classes(text)
     prose_only = "".join(c if k == PROSE else " " for c, k in zip(text, cls))
-    # Claims in words: the prose as read, a helper's output as one mark.
-    view = "".join(c if k == PROSE else ("\x00" if k == MARKED else ("\n" if c == "\n" else " "))
-                   for c, k in zip(text, cls))
+    # Claims in words: the prose and typed code as read, a helper's output
+    # as one mark; a fence line ends a sentence.
+    view = [c if k in (PROSE, CODE) else "\x00" if k == MARKED else "\n" if c == "\n" or k == FENCE else " "
+            for c, k in zip(text, cls)]
+    for m in MARKED_RE.finditer(text):
+        if text.startswith(marks.SHOWN, m.start() + 1):  # shown, not measured: no claim rests on it
+            view[m.start():m.end()] = [" " if c == "\x00" else c for c in view[m.start():m.end()]]
+    view = "".join(view)
     page_lines = text.split("\n")
 
     def line_of(at: int) -> int:
@@ -238,6 +240,32 @@ def problems_in(text: str, allowed: set[float], days: set[int], shown: str, temp
         tline = _template_line(template, text.split("\n")[line - 1], m.group(0)) or line
         out.append(Diagnostic(shown, tline, 0, f"raw HTML ('{text[m.start():m.start() + 40].splitlines()[0]}') in "
                               "the page; write Markdown"))
+    return out
+
+
+# A box: an admonition or a collapsible block (`!!!`, `???`, `???+`, which
+# the site's Markdown draws in a quote or a list item too), GitHub's
+# callout (`> [!NOTE]`, drawn where GitHub shows the page), or a tag that
+# draws one or takes the site's classes. The site draws a page's boxes
+# itself, the green "Verified" one from the evidence alone: a typed box
+# could pass for it, and its title is read apart from its body. Looked
+# for in code too, as written and with references decoded: a fence the
+# check reads and the site does not ("~~~ !") shows its lines as Markdown.
+BOX_RE = re.compile(r"^[ \t>]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+[ \t>]*)*(!!!|\?\?\?|\[![A-Za-z]+\])"
+                    r"|(<details|<summary)\b|<\w[^>]*\s(class)\s*=", re.I)
+
+
+def box_problems(page: str, shown: str, template: str = "") -> list[Diagnostic]:
+    """A box typed into the page, named at its line; a helper's output
+    is the renderer's own."""
+    typed_text = MARKED_RE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), page)
+    out = []
+    for n, line in enumerate(typed_text.split("\n"), 1):
+        m = BOX_RE.search(unescaped(line))
+        if m:
+            out.append(Diagnostic(shown, _template_line(template, line, m.group(m.lastindex)) or n, 0,
+                                  f"a box typed into the page ('{line.strip()[:60]}'); the site draws a page's "
+                                  "boxes, the verified one from the evidence alone: write it as prose"))
     return out
 
 
@@ -278,9 +306,8 @@ def reader_view_problems(page: str, allowed: set[float], days: set[int], shown: 
     link's address, a bare address or a definition the check's own
     reading took for syntax is text here if the site shows it as text)."""
     seen = reader_view(page)
-    view = MARKED_RE.sub("\x00", seen)
+    view = MARKED_RE.sub(lambda m: " " if m.group(0)[1:2] == marks.SHOWN else "\x00", seen)
     out = []
-    lines = template.split("\n")
 
     def line_of(at: int) -> int:
         word = claims.CLAIM_RE.search(view, at)
@@ -297,7 +324,6 @@ def reader_view_problems(page: str, allowed: set[float], days: set[int], shown: 
             out.append(Diagnostic(shown, _template_line(template, para, word) or 0, 0,
                                   f"the number {word} reaches the site's page as prose ('{said}'); take it from "
                                   "a page helper"))
-    del lines
     return out
 
 
@@ -342,9 +368,9 @@ def check(lessons: list[Lesson], only=None) -> list[Diagnostic]:
         found += [d for d in reader_view_problems(page, allowed, days, shown, template)
                   if (d.line, d.message.split("(")[0]) not in said]
         out += found
-        out += snippet_comment_problems(lesson, page, allowed)
+        out += snippet_comment_problems(lesson, allowed)
         out += topic_problems(lesson, allowed, days)
-    return out
+    return list(dict.fromkeys(out))  # a header's snippet is every lesson's: named once
 
 
 def topic_problems(lesson: Lesson, allowed: set[float], days: set[int]) -> list[Diagnostic]:
@@ -369,44 +395,69 @@ def topic_problems(lesson: Lesson, allowed: set[float], days: set[int]) -> list[
 
 
 # A measurement as a comment would state one: a number with a unit of
-# time, bandwidth or speed-up.
+# time, bandwidth or speed-up, or a factor written before it ("x37").
 _WORD_NUMBERS = "|".join(sorted((w for w in NUMBER_WORDS if len(w) > 2), key=len, reverse=True))
 MEASURED_RE = re.compile(
     r"(?<![A-Za-z0-9_.])(\d[\d,]*(?:\.\d+)?|(?i:" + _WORD_NUMBERS + r"))[\s-]*"
     r"(?:ms\b|milli-?seconds?|us\b|µs|micro-?seconds?|ns\b|nano-?seconds?|seconds?\b|[KMGT]i?B/s|"
     r"[KMGT]i?B (?:a|per) second|bytes (?:a|per) second|x\b|×|%|per ?cent|"
-    r"times (?:faster|slower|quicker|as fast|more|less))", re.I)
+    r"times (?:faster|slower|quicker|as fast|more|less))|(?<![A-Za-z0-9_])[x×]\s?(\d[\d,]*(?:\.\d+)?)", re.I)
 
 
-def snippet_comment_problems(lesson: Lesson, page: str, allowed: set[float]) -> list[Diagnostic]:
-    """A snippet is code, shown as written, and a comment edit keeps the
-    evidence: so a comment the page shows may not state a measurement (a
-    time, a bandwidth, a speed-up) the record did not produce, unless the
-    number is one of the lesson's stated constants."""
-    from ..sources import cpplex, snippets
+def _comments(code: str):
+    """(line, text) of each comment as its reader reads it: a block
+    comment, or a run of comments on consecutive lines as one paragraph
+    (a paragraph cites its note once, often at its end)."""
+    from ..sources import cpplex
+
+    out: list[list] = []
+    for t in cpplex.tokens(code):
+        if t.kind in ("line_comment", "block_comment"):
+            if out and out[-1][2] == t.line - 1:
+                out[-1][1] += "\n" + t.text
+            else:
+                out.append([t.line, t.text, 0])
+            out[-1][2] = t.line + t.text.count("\n")
+    return [(line, text) for line, text, _ in out]
+
+
+def snippet_comment_problems(lesson: Lesson, allowed: set[float]) -> list[Diagnostic]:
+    """A snippet is code a page shows as written, and a comment edit keeps
+    the evidence: so a comment in one of the lesson's snippets may not
+    state a measurement (a time, a bandwidth, a speed-up) or a comparison
+    unless it cites the research that measured it (a file of research/
+    that exists: a note, or an experiment's code), or the number is one
+    of the lesson's stated constants. Every snippet of the lesson, not
+    only those a page shows: a page's marks hide which lines are a
+    snippet's, and a snippet is there to be shown."""
+    from ..sources import snippets
 
     found, _ = snippets.extract([str(manifest.ROOT / s) for s in (*lesson.sources, *manifest.header_files(manifest.ROOT))],
                                 manifest.ROOT, lesson.target)
     out = []
     for sn in found:
-        if f"\n{sn.lines[0]}\n" not in "\n" + page if sn.lines else True:
-            continue  # not on this page
-        for t in cpplex.tokens(sn.text):
-            if t.kind not in ("line_comment", "block_comment"):
+        for first, text in _comments(sn.text):
+            if _cites(text):
                 continue
-            said = claims.readable(t.text)[0]
+            said, where = claims.readable(text)
             claim = claims.CLAIM_RE.search(said)
-            if claim and not re.search(r"\bresearch/[A-Za-z0-9_./-]+", t.text):
-                out.append(Diagnostic(sn.path, sn.start + t.line - 1, 0,
-                                      f"a comment in snippet '{sn.name}', shown on {lesson.target}'s page, makes a "
-                                      f"claim ('{claim.group(0)}'); a comment edit keeps the evidence, so a comparison "
-                                      "in a shown comment cites the research note that measured it (research/...)"))
-            for m in MEASURED_RE.finditer(t.text):
-                raw = m.group(1).replace(",", "")
-                values = (float(raw),) if raw[0].isdigit() else word_values(raw)
-                if not any(abs(v - a) <= 1e-9 * max(1.0, abs(a)) for v in values for a in allowed):
-                    out.append(Diagnostic(sn.path, sn.start + t.line - 1, 0,
-                                          f"a comment in snippet '{sn.name}', shown on {lesson.target}'s page, states "
-                                          f"a measurement ('{m.group(0)}'); a comment edit keeps the evidence, so "
-                                          "measurements come from the record, not from comments"))
+            measured = [m for m in MEASURED_RE.finditer(text) if not _allowed(m.group(1) or m.group(2), allowed)]
+            for at, what in ([(where[claim.start()], f"makes a claim ('{claim.group(0)}')")] if claim else []) + \
+                    [(m.start(), f"states a measurement ('{m.group(0)}')") for m in measured]:
+                line = sn.start + first - 1 + text.count("\n", 0, at)
+                out.append(Diagnostic(sn.path, line, 0, f"a comment in snippet '{sn.name}' {what}; a comment edit "
+                                      "keeps the evidence, so a shown comment states a measurement or a comparison "
+                                      "only beside the file of research/ that measured it (its note or experiment)"))
     return out
+
+
+def _cites(text: str) -> bool:
+    folder = (manifest.ROOT / "research").resolve()
+    return any((folder / m.group(1)).is_file() and folder in (folder / m.group(1)).resolve().parents
+               for m in re.finditer(r"\bresearch/([\w./-]*\w)", text))
+
+
+def _allowed(number: str, allowed: set[float]) -> bool:
+    raw = number.replace(",", "")
+    values = (float(raw),) if raw[0].isdigit() else word_values(raw)
+    return any(abs(v - a) <= 1e-9 * max(1.0, abs(a)) for v in values for a in allowed)

@@ -26,7 +26,7 @@ from ..sources import manifest, snippets
 from ..sources.manifest import Lesson
 from . import gpus, verdicts
 from .figures import FIGURE_RE, FIGURES
-from .marks import MARK_CLOSE, MARK_OPEN, TemplateProblem, UnknownSnippet, forget_marks, resolve_marks, unmark
+from .marks import MARK_CLOSE, MARK_OPEN, SHOWN, TemplateProblem, UnknownSnippet, forget_marks, resolve_marks, unmark
 from .page import LessonView, Page
 from .rows import UNMEASURED, UNVERIFIED_NOTICE
 from .sandbox import MAX_PAGE_CHARS, RENDER_SECONDS, environment, time_limit
@@ -142,9 +142,10 @@ def render_lesson(lesson: Lesson, keep_marks: bool = False,
                                "for a row, field or counter the record does not hold; check its fields")], state
     if not state.valid:
         review = os.path.relpath(manifest.ROOT / "research" / "REVIEW-PROCESS.md", lesson.path)
-        # The renderer's own words and the evidence's reasons: marked, as a
-        # helper's output is (nothing in them was typed into the template).
-        notice = MARK_OPEN + UNVERIFIED_NOTICE.format(reason="; ".join(state.reasons), review=review) + MARK_CLOSE
+        # The renderer's own words and the evidence's reasons: shown, as a
+        # helper's own words are (nothing in them was typed into the
+        # template, and no claim rests on them).
+        notice = MARK_OPEN + SHOWN + UNVERIFIED_NOTICE.format(reason="; ".join(state.reasons), review=review) + MARK_CLOSE
         # At the top, whatever the template begins with: after the title
         # where the page opens with one, else before everything.
         heading = re.match(r"(?:[ \t]*\n)*# [^\n]*\n", out)

@@ -12,7 +12,7 @@ from ..evidence import state as ev_state
 from ..sources import manifest, snippets
 from ..sources.manifest import Lesson
 from .formats import number as number_format
-from .marks import TemplateProblem, UnknownSnippet, mark, mark_block
+from .marks import TemplateProblem, UnknownSnippet, mark, mark_block, shown
 
 
 UNMEASURED = "*(unmeasured)*"
@@ -188,23 +188,24 @@ class PageRows:
     def provenance(self) -> str:
         if not self.verified:
             return ""
-        return mark(provenance_text(self._state.records, self._state.entry))
+        return shown(provenance_text(self._state.records, self._state.entry))
 
     def expected_output(self) -> str:
         review = os.path.relpath(manifest.ROOT / "research" / "REVIEW-PROCESS.md", self._lesson.path)
         if not self.verified:
-            return mark(UNVERIFIED_NOTICE.format(reason="; ".join(self._state.reasons), review=review))
+            return shown(UNVERIFIED_NOTICE.format(reason="; ".join(self._state.reasons), review=review))
         r = self._record
         out = r["stdout"].rstrip("\n") + "\n"
         fence = snippets.fence_for(out.split("\n"))
         cmd = " ".join(r["command"])
         # What carries over is the author's words (lesson.toml): prose, checked as prose.
-        other = "; ".join(c["what"] + (mark(" (its rows whose times include the host's launch work: on the same host only)") if c.get("host_bound")
+        # The helper's own words are shown, not measured: no claim in the author's rests on them.
+        other = "; ".join(c["what"] + (shown(" (its rows whose times include the host's launch work: on the same host only)") if c.get("host_bound")
                                        else "") for c in self._lesson.info.carry_over) or "the ratios between rows"
         student = f"tools/course evidence compare {self._lesson.target} promoted your-run.json"
-        return (mark(f"**{self.provenance()}**\n\nOn another GPU every time here will differ, and even two runs "
+        return (shown(f"**{self.provenance()}**\n\nOn another GPU every time here will differ, and even two runs "
                      "on this one move times by a few percent. What may carry over is a ratio of rows timed "
-                     "together in one run: ") + other + mark(
+                     "together in one run: ") + other + shown(
                      (f". Between this page's {len(self._runs)} GPUs of one model, every word above was "
                       "computed on each, and where they differ the page says so. " if len(self._runs) > 1 else
                       ". Whether it does was not measured here (one GPU). ") +

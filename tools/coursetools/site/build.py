@@ -17,10 +17,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..errors import EXIT_OK, CourseError, UsageError, display_path
+from ..errors import EXIT_OK, CourseError, SourceError, UsageError, display_path
 from ..evidence import state as ev_state
 from ..fsutil import ensure_owned_folder, read_source, replace_tree, write_atomic
 from ..sources import manifest, snippets, standalone
+from ..pages.prose import box_problems
 from ..pages.rows import provenance_text
 from . import explorer
 from .links import front_matter, header_page
@@ -91,19 +92,6 @@ def research_notes() -> list[Path]:
     return notes
 
 
-# A box the site draws as verified, in any spelling Python-Markdown's
-# admonition or its HTML would take: only the renderer's provenance line
-# becomes one (_admonitions), never text a template or a source typed.
-TYPED_BOX = re.compile(r"^[ \t]*(?:!!!|\?\?\?\+?)[^\n]*\bverified\b|class\s*=\s*[\"']?[^\"'>]*\bverified\b",
-                       re.IGNORECASE | re.MULTILINE)
-
-
-
-
-
-
-
-
 def _admonitions(text: str, provenance: str | None) -> str:
     """The page's UNVERIFIED notice and provenance line as admonitions the
     theme styles; everything else stays as written. The green "Verified"
@@ -124,7 +112,7 @@ def _admonitions(text: str, provenance: str | None) -> str:
 
 
 # On a phone a long table wraps every cell onto lines of its own, and long
-# code and a program's whole output are long scrolls: each folds into a
+# code and text (a program's whole output) are long scrolls: each folds into a
 # block (pymdownx.details, class "fold") that is open on a wide screen and
 # closed on a narrow one (course.js closes them under FOLD_BELOW_PX), so a
 # phone's reader gets the text and opens what they want. A table of more
@@ -158,7 +146,8 @@ def _fold_long_blocks(page: str) -> str:
                 j += 1
             n = j - i - 1
             if j < len(lines) and n > FOLD_CODE_LINES:
-                title = f"The program's output, {n} lines" if m.group(2) == "text" else f"The code, {n} lines"
+                # What the block is, never whose: a typed text block is not the program's output.
+                title = f"Text, {n} lines" if m.group(2) == "text" else f"The code, {n} lines"
                 out += ["", f'???+ fold "{title}"', ""] + ["    " + l if l else "" for l in lines[i:j + 1]] + [""]
                 i = j + 1
                 continue
@@ -367,11 +356,13 @@ def collect(lessons, standalone_dir: Path, states: dict | None = None) -> dict[s
     for l in lessons:
         name = Path(l.dir).name
         page = read_input(l.path / "README.md")
-        typed = TYPED_BOX.search(page)
+        # Only the renderer's provenance line becomes the verified box
+        # (_admonitions): a box typed into a page, which a page left out of
+        # this build (or edited by hand) could hold, is refused as render's
+        # prose check refuses it.
+        typed = box_problems(page, display_path(l.path / "README.md"))
         if typed:
-            line = page.count("\n", 0, typed.start()) + 1
-            raise UsageError(f"{display_path(l.path / 'README.md')}:{line}: error: a 'verified' box typed into the "
-                             "page; the site draws it from the evidence alone")
+            raise SourceError(typed)
         sources = [os.path.basename(s) for s in l.sources]
         st = states[l.target]
         prov = provenance_text(st.records, st.entry) if st.valid else None
@@ -493,13 +484,9 @@ def mkdocs_binary() -> Path:
 
 def build(out: Path) -> int:
     config = prepare(out)
-    work = config.parent
     lessons = manifest.load()
     ensure_owned_folder(out, manifest.ROOT)
-    mkdocs = Path(sys.prefix) / "bin" / "mkdocs"
-    if not mkdocs.exists():
-        raise UsageError("site: mkdocs is not installed; the configure step installs it into build/venv")
-    proc = subprocess.run([str(mkdocs), "build", "--strict", "--quiet", "-f", str(work / "mkdocs.yml")],
+    proc = subprocess.run([str(mkdocs_binary()), "build", "--strict", "--quiet", "-f", str(config)],
                           capture_output=True, text=True, env=hook_environment())
     if proc.returncode != 0:
         said = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]

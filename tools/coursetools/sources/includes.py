@@ -29,8 +29,6 @@ from .digest import INCLUDE_RE
 
 # A directive whose file name is neither "..." nor <...>: a macro.
 COMPUTED_RE = re.compile(r'^[ \t]*(?:#|%:)[ \t]*(?:include|include_next|import)\b[ \t]*(?=[^<" \t\n])(\S+)', re.M)
-# Files the scan reads for #include lines: C and C++ sources and headers.
-CPP_SUFFIXES = (".cu", ".cuh", ".h", ".hh", ".hpp", ".hxx", ".c", ".cc", ".cpp", ".cxx", ".inc", ".inl", ".ipp")
 # Where a toolchain lives: the compiler's and the system's headers. A
 # file the compiler read from anywhere else outside the repository is not
 # something a record can vouch for.
@@ -72,15 +70,17 @@ def _inside(path: Path, root: Path) -> str | None:
 # What reads a file without #include, so that neither the digest nor the
 # compiler's dependency file would name it: the assembler's .incbin, C23's
 # #embed, and __has_include, whose answer a file's existence changes. And
-# what makes a comment or blank line change the program: __LINE__ and
-# __COUNTER__ outside a diagnostic (the header's CUDA_CHECK prints
-# __LINE__; nothing else may use it), and their kin that a move of code
-# changes: the builtins behind std::source_location (__builtin_LINE,
-# __builtin_COLUMN, __builtin_FILE, __builtin_FUNCTION and their
-# __builtin_source_location) and std::source_location itself.
+# what makes a comment, a blank line or a rebuild change the program while
+# the digest stays: __LINE__ and __COUNTER__ outside a diagnostic (the
+# header's CUDA_CHECK prints __LINE__; nothing else may use it), their kin
+# that a move of code changes (the builtins behind std::source_location:
+# __builtin_LINE, __builtin_COLUMN, __builtin_FILE, __builtin_FUNCTION,
+# __builtin_source_location; std::source_location itself), the file's and
+# the build's time (__TIMESTAMP__, __DATE__, __TIME__), and '##', which
+# pastes a name no scan of the text reads (CAT(__LI, NE__) is __LINE__).
 UNFOLLOWED_RE = re.compile(r"\.incbin\b|^[ \t]*(?:#|%:)[ \t]*embed\b|\b__has_include(?:_next)?\b", re.M)
-LINE_RE = re.compile(r"\b__(?:LINE|COUNTER)__\b|\b__builtin_(?:LINE|COLUMN|FILE|FILE_NAME|FUNCTION|FUNCSIG|"
-                     r"source_location)\b|\bsource_location\b")
+LINE_RE = re.compile(r"\b__(?:LINE|COUNTER|TIMESTAMP|DATE|TIME)__\b|\b__builtin_(?:LINE|COLUMN|FILE|FILE_NAME|"
+                     r"FUNCTION|FUNCSIG|source_location)\b|\bsource_location\b|##|%:%:")
 LINE_ALLOWED = ("common/course/check.cuh",)
 
 
@@ -91,7 +91,8 @@ def includes_of(rel: str, text: str, root: Path) -> list[str]:
     found = []
     code = cpplex.without_comments(text)
     for rx, why in ((UNFOLLOWED_RE, "reads a file the sources digest cannot follow; include it with #include"),
-                    (LINE_RE, "makes the program depend on line numbers, which a comment edit changes")):
+                    (LINE_RE, "makes the program depend on where its code lies or when it was built, which a "
+                              "comment edit or a rebuild changes and the sources digest cannot see")):
         hit = rx.search(code)
         if hit and not (rx is LINE_RE and rel in LINE_ALLOWED):
             line = code.count("\n", 0, hit.start()) + 1
@@ -122,7 +123,8 @@ def includes_of(rel: str, text: str, root: Path) -> list[str]:
 
 def followed(start, root: Path) -> set[str]:
     """Every repository file reachable by #include from `start` (relative
-    paths), `start` included."""
+    paths), `start` included; each is read as C++, whatever its name (the
+    compiler reads an included steps.def as it reads a .cuh)."""
     root = Path(root)
     seen: set[str] = set()
     todo = [s for s in start]
@@ -131,7 +133,7 @@ def followed(start, root: Path) -> set[str]:
         if rel in seen:
             continue
         seen.add(rel)
-        if not rel.endswith(CPP_SUFFIXES) or not (root / rel).is_file():
+        if not (root / rel).is_file():
             continue
         try:
             data = read_source(root / rel, root)

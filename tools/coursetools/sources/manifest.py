@@ -79,8 +79,8 @@ class Lesson:
                 for p in folder.rglob("*"):
                     if (p.is_file() or p.is_symlink()) and keep(p.relative_to(folder)):
                         found.add(p.relative_to(root).as_posix())
-        found = includes.followed(found, root)
-        found |= includes.compiler_read(self.dir, self.target, build, root)
+        # what the compiler read is scanned as what an #include reaches is
+        found = includes.followed(found | includes.compiler_read(self.dir, self.target, build, root), root)
         found |= set(digest.build_files(root))
         found |= {f"{self.dir}/{name}" for name in ("CMakeLists.txt", LESSON_FILE) if (self.path / name).exists()}
         return tuple(sorted(found))
