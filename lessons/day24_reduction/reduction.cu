@@ -550,13 +550,11 @@ __global__ void reduceV10(const float* __restrict__ in, size_t n,
 // snippet: v10-dispatch
 // v10's launches. Up to one tile, v6's kernel alone, as v9. A grid of one
 // block, as v9 too: that block's sum is the total, which reduceV9 writes
-// without v10's wait, atomic and re-read (measured slower at 4,097
-// elements, cold and from a graph, in day 24's records of a11df3c). Up to one
-// wave of v9's blocks, v9's grid in one programmatic launch. Beyond, v9's two
-// passes: there a one-pass combine measured slower than v9's second pass (16 Mi
-// elements, every timing: research/one-pass.md), as thousands of blocks queue
-// on one counter and the last block reads thousands of partials one round trip
-// after the rest.
+// without v10's wait, atomic and re-read. Up to one wave of v9's blocks,
+// v9's grid in one programmatic launch. Beyond, v9's two passes: there
+// thousands of blocks would queue on one counter and the last block would
+// read thousands of partials one round trip after the rest. Both choices
+// were measured against the one-pass kernel (research/one-pass.md).
 void enqueueV10(size_t n, cudaStream_t s) {
     const unsigned int blocks = gridFor(n);
     if (n <= kTileElems || blocks == 1 ||

@@ -116,15 +116,17 @@ void inClusters(void (*kernel)(KernelArgs...), int blocks, int cluster,
         std::forward<Args>(args)...);
 }
 
-// A group's rows at n elements, timed in batch and cold, `twin` twice.
+// A group's rows at n elements, timed in batch and cold; the rows of
+// `twins` timed twice, the same code against itself (the rule's false
+// calls, measured in this very run).
 course::Experiment group(const char* name, std::string label, size_t n,
-                         const char* twin) {
+                         std::vector<std::string> twins) {
     return {.group = name,
             .label = std::move(label),
             .key = "mode",
             .size = n,
             .modes = {course::TimingMode::Batch, course::TimingMode::Cold},
-            .twins = {twin}};
+            .twins = std::move(twins)};
 }
 
 // A row: its name, its work, the bytes a call moves, its cluster size (0:
@@ -291,7 +293,7 @@ const Shape kShapes[] = {
 
 course::Experiment firstAndCosts(size_t n) {
     course::Experiment e =
-        group("first-and-costs", "first-and-costs", n, "atomic");
+        group("first-and-costs", "first-and-costs", n, {"atomic", "dsm-2"});
     e.timeline = {
         .rows = {"atomic", "dsm-1", "dsm-2", "store", "cluster-launch-1"},
         .kernels = {"{row}", ""}};
@@ -384,8 +386,8 @@ __global__ void persistentReduce(const float* __restrict__ in, size_t n,
 // The persistent rows: a grid sized to the machine, one for all, so they
 // differ only in their tails: global atomics, or clusters of 1 to 16.
 course::Experiment persistent(size_t n) {
-    course::Experiment e =
-        group("persistent", "persistent", n, "persistent-atomic");
+    course::Experiment e = group("persistent", "persistent", n,
+                                 {"persistent-atomic", "persistent-dsm-8"});
     e.check = [n](const course::Checking& at) { return total(at, 0, n); };
     for (int c : {0, 1, 2, 4, 8, 16}) {
         const auto grid = std::make_shared<int>(0);
@@ -545,8 +547,9 @@ struct Histogram {
 course::Experiment histogram(size_t n, unsigned int bins, bool skewed) {
     const auto h = std::make_shared<Histogram>();
     const char* keys = skewed ? "skewed" : "uniform";
-    course::Experiment e = group(
-        "histogram", course::format("histogram %u %s", bins, keys), n, "cub");
+    course::Experiment e =
+        group("histogram", course::format("histogram %u %s", bins, keys), n,
+              {"cub", "global"});
     e.fields = course::Row().integer("bins", bins).str("keys", keys);
     e.inputs = {{"", [=](cudaStream_t) {
                      h->want.empty() ? h->load(n, bins, skewed) : void();
@@ -669,7 +672,8 @@ course::Experiment stencil(size_t n) {
     const auto x = std::make_shared<std::vector<float>>();
     const int blocks = static_cast<int>(
         course::roundUp(course::ceilDiv(n, kThreadsPerBlock), kStencilCluster));
-    course::Experiment e = group("stencil", "stencil", n, "stencil-global");
+    course::Experiment e =
+        group("stencil", "stencil", n, {"stencil-global", "stencil-dsm"});
     e.inputs = {{"", [=](cudaStream_t s) {
                      in->resize(n);
                      course::fillRandom(*in, n, s);
@@ -849,7 +853,8 @@ course::Experiment bandwidth(int reps) {
     // float4 k holds k % 4 four times: 0 + 4 + 8 + 12 = 24 every 16 floats.
     const double want = 24.0 * (kBwFloats / 16) * reps;
     course::Experiment e =
-        group("latency", "latency bandwidth", 0, "dsm-bandwidth-local");
+        group("latency", "latency bandwidth", 0,
+              {"dsm-bandwidth-local", "dsm-bandwidth-remote"});
     e.fields = course::Row().str("memory", "shared");  // not DRAM's bytes
     e.check = [want](const course::Checking& at) {
         return course::checkOutput(at.stream, at.row.work, gPartials.get(),

@@ -35,7 +35,7 @@
 //   config,kernel,n,round,position,row,pred,event,us
 // `pred` is the row sampled just before (-1: the first sample), `event` the
 // index of the start/stop pair that timed it. research/cold-order.md reads
-// the output (rule_tables.py's `cold-order` command makes its tables).
+// the output (research/experiments/cold_order_tables.py makes its tables).
 //
 // Build and run from the repository root:
 //   cmake --build build --target cold_order && build/bin/cold_order > out.csv
@@ -111,8 +111,8 @@ const Config kConfigs[] = {
     {"old", Events::Own, Order::Serpentine, Flush::Full, false, false},
     {"shared-events", Events::Shared, Order::Serpentine, Flush::Full, false,
      false},
-    {"shuffled-events", Events::Shuffled, Order::Serpentine, Flush::Full,
-     false, false},
+    {"shuffled-events", Events::Shuffled, Order::Serpentine, Flush::Full, false,
+     false},
     {"forward", Events::Own, Order::Forward, Flush::Full, false, false},
     {"random", Events::Own, Order::Random, Flush::Full, false, false},
     {"flush-read", Events::Own, Order::Serpentine, Flush::Read, false, false},
@@ -183,8 +183,7 @@ int main(int argc, char** argv) {
             };
             auto launchRow = [&](int row) {
                 const int b = c.ownBuffers ? row : 0;
-                kernelOf(row)<<<blocks, kThreads, 0, s>>>(*ins[b], n,
-                                                          *outs[b]);
+                kernelOf(row)<<<blocks, kThreads, 0, s>>>(*ins[b], n, *outs[b]);
             };
             // Warm-up: each row's kernel three times (module load, clocks).
             for (int w = 0; w < 3; ++w) {
@@ -227,8 +226,8 @@ int main(int argc, char** argv) {
                     CUDA_CHECK(cudaEventElapsedTime(&ms, pairs[ev].start,
                                                     pairs[ev].stop));
                     std::printf("%s,%d,%zu,%d,%d,%d,%d,%d,%.4f\n", c.name,
-                                c.mixed ? row / 2 : 0, n, round, pos, row,
-                                pred, ev, 1000.0 * ms);
+                                c.mixed ? row / 2 : 0, n, round, pos, row, pred,
+                                ev, 1000.0 * ms);
                     pred = row;
                 }
             }
