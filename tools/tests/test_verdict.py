@@ -277,3 +277,43 @@ def test_two_records_words_are_sorted_into_agree_contradict_and_undecided():
     assert [k[0] for k, *_ in got.agree] == ["x"]
     assert [(k[0], a, b) for k, a, b in got.contradict] == [("y", cmp.SAME, cmp.FASTER)]
     assert [k[0] for k, *_ in got.undecided] == ["z"] and got.missing == 1
+
+
+# -- what the hardware resolves: margins widened by the record's same code --
+
+def test_a_verdict_at_the_rules_own_margin_keeps_its_word():
+    rng = random.Random(7)
+    for shift in (0.0, 0.01, 0.019, 0.021, 0.03, 0.1):
+        a = [1.0 + rng.gauss(0, 0.01) for _ in range(64)]
+        b = [(1.0 + shift) * (1.0 + rng.gauss(0, 0.01)) for _ in range(64)]
+        v = cmp.verdict(a, b)
+        assert v.at_margin(cmp.MARGIN).word == v.word
+        assert v.at_margin(0.02 + 1e-12).word == v.word  # the same grid value
+
+
+def test_a_wider_margin_turns_a_small_decided_shift_into_no_word_of_difference():
+    a = [1.0] * 40 + [1.001] * 40
+    b = [1.04] * 40 + [1.041] * 40
+    v = cmp.verdict(a, b)
+    assert v.word == "faster"
+    assert v.at_margin(0.05).word == "the same"
+
+
+def test_the_margin_of_a_band_covers_its_same_code_pairs_largest_shift():
+    from coursetools.rule import resolution
+
+    def row(name, ms, timing, n=64, scale=1.0):
+        return {"version": name, "set": f"s {timing}", "timing": timing, "samples_ms": [ms * scale] * n}
+    results = {"rows": [row("cub", 0.004, "cold"), row("cub-twin", 0.004, "cold", scale=1.04),
+                        row("v9", 0.5, "cold"), row("v10", 0.5, "cold", scale=1.001)],
+               "decisions": [{"set": "s cold", "a": "cub-twin", "b": "cub"},
+                             {"set": "s cold", "a": "v10", "b": "v9", "same_code": True}]}
+    table = {(t["timing"], t["band"]): t for t in resolution.tally(results)}
+    short, long = table[("cold", "under 8 us")], table[("cold", "64 us and over")]
+    assert (short["pairs"], short["faster_or_slower"]) == (1, 1) and short["margin_pct"] == pytest.approx(4.0)
+    assert (long["pairs"], long["faster_or_slower"]) == (1, 0) and long["margin_pct"] == pytest.approx(2.0)
+    m = resolution.margins(results)
+    assert resolution.margin_for(m, "cold", 0.004) == pytest.approx(0.04)
+    assert resolution.margin_for(m, "batch", 0.004) == cmp.MARGIN  # no same-code pair there
+    twin = cmp.verdict(results["rows"][1]["samples_ms"], results["rows"][0]["samples_ms"])
+    assert twin.word == "slower" and twin.at_margin(0.04).word != "slower"

@@ -7,6 +7,7 @@ import os
 import re
 
 from ..rule.rows import ROW_KEY_FIELDS
+from ..rule import resolution
 from ..rule import verdict as cmp
 from ..evidence import state as ev_state
 from ..sources import manifest, snippets
@@ -93,6 +94,15 @@ class Run:
                 self.known_fields.setdefault(k, set()).add(v if not isinstance(v, list) else None)
         self.selected: dict[tuple, list[dict]] = {}
         self._index: dict[str, dict] = {}
+        self._margins: dict | None = None
+
+    @property
+    def margins(self) -> dict:
+        """The rule's margin in each timing and band of launch time, as this
+        record's same-code pairs resolve it (rule/resolution.py)."""
+        if self._margins is None:
+            self._margins = resolution.margins((self.record or {}).get("results") or {})
+        return self._margins
 
     def select(self, where: dict) -> list[dict]:
         if self.rows:

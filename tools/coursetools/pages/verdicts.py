@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..rule import resolution
 from ..rule import rows as rule_rows
 from ..rule import verdict as cmp
 from .causes import code_span
@@ -167,7 +168,9 @@ class PageVerdicts:
         for run in self._runs:
             words = {}
             for d, sa, sb in rule_rows.decided_pairs((run.record or {}).get("results") or {}, keep):
-                words[(d["set"], d["a"], d["b"])] = self._rule(sa, sb).word
+                v = self._rule(sa, sb)
+                margin = resolution.margin_for(run.margins, d["set"].rsplit(" ", 1)[-1], v.a.median)
+                words[(d["set"], d["a"], d["b"])] = v.at_margin(margin).word
             per_run.append(words)
         self._pairs_memo = [(k[0], k[1], k[2], [w[k] for w in per_run]) for k in per_run[0]
                             if all(k in w for w in per_run)]
@@ -264,7 +267,9 @@ class PageVerdicts:
                 raise TemplateProblem(f"{a} and {b} were timed in different sets ({sa!r}, {sb!r}); the rule "
                                       "compares only rows timed together; compare their medians with page.ratio "
                                       "instead")
-            out.append((run.gpu, self._rule(ra[0]["samples_ms"], rb[0]["samples_ms"])))
+            v = self._rule(ra[0]["samples_ms"], rb[0]["samples_ms"])
+            out.append((run.gpu, v.at_margin(resolution.margin_for(run.margins, ra[0].get("timing"),
+                                                                   v.a.median))))
         return out
 
     def _word(self, a: dict, b: dict) -> str:

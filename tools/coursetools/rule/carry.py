@@ -20,6 +20,7 @@ from statistics import NormalDist
 
 from ..errors import Diagnostic, UsageError, display_path
 from ..sources.manifest import Lesson
+from . import resolution
 from . import verdict as rule
 from .rows import ROW_KEY_FIELDS, row_key
 
@@ -28,6 +29,7 @@ class Side:
     label: str  # what the user named: a tag, "promoted" or a path
     gpu: str
     rows: tuple  # the lesson's rows that have samples and a set
+    margins: dict = dataclasses.field(default_factory=dict)  # rule/resolution.py's, of this run
 
 
 # Bounds on a run a student hands in: what a lesson's --json holds, with
@@ -105,7 +107,10 @@ def side(label: str, results: dict, shown: str) -> Side:
     if not rows:
         raise UsageError(Diagnostic(shown, 0, 0, "holds no timed rows (a --check-only or --profile run?); "
                                     "expected a timed run's --json output"))
-    return Side(escaped(label), escaped(gpu.get("name") or "an unnamed GPU")[:200], rows)
+    decisions = [d for d in results.get("decisions") or [] if isinstance(d, dict)
+                 and all(isinstance(d.get(k), str) for k in ("set", "a", "b"))]
+    margins = resolution.margins({"rows": list(rows), "decisions": decisions})
+    return Side(escaped(label), escaped(gpu.get("name") or "an unnamed GPU")[:200], rows, margins)
 
 
 def _matches(row: dict, where: dict) -> bool:
@@ -144,8 +149,9 @@ class Cell:
     word: str
 
     @staticmethod
-    def of(pair) -> "Cell":
+    def of(pair, margins: dict) -> "Cell":
         v = rule.verdict(pair[0]["samples_ms"], pair[1]["samples_ms"])
+        v = v.at_margin(resolution.margin_for(margins, pair[0].get("timing"), v.a.median))
         return Cell(v.a.median / v.b.median, v.word)
 
 
@@ -171,8 +177,8 @@ def compare(lesson: Lesson, left: Side, right: Side) -> list[dict]:
         lp, rp = _pairs(left.rows, c["a"], c["b"]), _pairs(right.rows, c["a"], c["b"])
         cells = []
         for key in list(lp) + [k for k in rp if k not in lp]:
-            x = Cell.of(lp[key]) if key in lp else None
-            y = Cell.of(rp[key]) if key in rp else None
+            x = Cell.of(lp[key], left.margins) if key in lp else None
+            y = Cell.of(rp[key], right.margins) if key in rp else None
             row = (lp.get(key) or rp.get(key))[0]
             host = any(_matches(row, h) for h in c.get("host_bound", ()))
             cells.append({"row": dict(key), "left": x, "right": y, "carried": carried(x, y), "host_bound": host})

@@ -201,6 +201,20 @@ class Verdict:
         """b's median over a's."""
         return self.b.median / self.a.median
 
+    def at_margin(self, margin: float) -> "Verdict":
+        """The same verdict under a wider margin (rule/resolution.py: where
+        the hardware resolves less than the rule's 2%): its interval's ends
+        read back onto the rule's grid and held to that margin as
+        word_on_grid holds them to MARGIN, so at MARGIN the word is this
+        one."""
+        if margin == MARGIN or self.low != self.low:  # nan: no interval, no other word
+            return self
+        m = math.floor(math.log(1 + margin) * GRID + 0.5)
+        lo = round(-math.log(self.high) * GRID)  # D_(K): log a - log b
+        hi = round(-math.log(self.low) * GRID)  # D_(N-K+1)
+        word = SAME if lo >= -m and hi <= m else FASTER if hi < -m else SLOWER if lo > m else UNDECIDED
+        return dataclasses.replace(self, word=word)
+
     def simpler_rule_calls(self, margin: float = MARGIN) -> bool:
         """Whether the rule the course does not use, the two one-sided
         tests alone (different whenever the interval is clear of zero and
