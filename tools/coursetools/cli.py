@@ -96,6 +96,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("name", nargs="?", help="one helper, in full (page.plot, lesson.constant)")
     s.set_defaults(func=c.cmd_page_api)
 
+    s = sub.add_parser("readability", help="how each page's teaching part reads, against the course's targets",
+                       formatter_class=fmt,
+                       description="For each lesson's rendered page, up to its evidence appendix: sentences' mean, "
+                                   "90th percentile and longest length in words, the share of sentences about the "
+                                   "proof (statistics, provenance, the GPUs' agreement), intervals a section, "
+                                   "percentages of 150% or more, prose words before the first table or figure. "
+                                   "Exit 1 when a page misses a target.")
+    s.add_argument("lessons", nargs="*", help="lessons (default: every lesson)")
+    s.set_defaults(func=c.cmd_readability)
+
     s = sub.add_parser("new", help="scaffold a new day that builds and passes every test", formatter_class=fmt)
     s.add_argument("name", help="the lesson, dayNN_topic (lower-case letters, digits, underscores)")
     s.add_argument("--topic", default="", help="one line for the day's title (default: from the name)")

@@ -10,7 +10,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .errors import EXIT_OK, EvidenceError, OutOfDateError, SourceError, UsageError, display_path
+from .errors import EXIT_OK, Diagnostic, EvidenceError, OutOfDateError, SourceError, UsageError, display_path
 from .fsutil import check_no_links_between, ensure_owned_folder, replace_tree, write_atomic
 from .sources import manifest
 
@@ -108,6 +108,26 @@ def cmd_render(args) -> int:
         print(f"render: {len(written)} of {len(files)} generated file(s) written"
               + (": " + ", ".join(display_path(p) for p in written) if written else " (all up to date)")
               + (f"; removed {len(orphans)} unused figure(s)" if orphans else ""))
+    return EXIT_OK
+
+
+def cmd_readability(args) -> int:
+    """Each page's teaching part against pages/readability.py's targets."""
+    from .pages import readability
+
+    _, chosen = _lessons(args.lessons)
+    misses = []
+    for lesson in chosen:
+        page = lesson.path / "README.md"
+        reading = readability.read(page.read_text(encoding="utf-8") if page.is_file() else "")
+        m = reading.measures()
+        print(f"{lesson.target}: {m['sentences']} sentences, mean {m['mean_words']:.1f} words, 90th percentile "
+              f"{m['p90_words']}, longest {m['max_words']}; {m['about_proof_share']:.0%} about the proof; "
+              f"{m['intervals_per_section']} intervals in one section at most; {m['big_percentages']} "
+              f"percentages of 150% or more; {m['words_before_first_table']} words before the first table or figure")
+        misses += [Diagnostic(display_path(page), 0, 0, f"teaching part: {x}") for x in reading.misses()]
+    if misses:
+        raise SourceError(misses)
     return EXIT_OK
 
 

@@ -1,6 +1,7 @@
 """What a lesson template can call: `lesson` (LessonView) and `page`
 (Page), the page API, assembled from its parts: rows.py (numbers),
-verdicts.py (comparative words), causes.py (counters, timelines, the
+verdicts.py (comparative words), teach.py (the teaching part's short
+forms and the evidence appendix), causes.py (counters, timelines, the
 review, SASS) and figures.py (charts)."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from .marks import TemplateProblem, shown
 from .rows import PageRows
 from .formats import number as number_format
 from .nvbench import PageNvbench
+from .teach import PageTeach
 from .verdicts import PageVerdicts
 
 
@@ -43,5 +45,5 @@ class LessonView:
         return shown(text if number is None else number_format(number, fmt))
 
 
-class Page(PageFigures, PageCauses, PageNvbench, PageVerdicts, PageRows):
+class Page(PageTeach, PageFigures, PageCauses, PageNvbench, PageVerdicts, PageRows):
     """What a lesson template can call (the page API)."""

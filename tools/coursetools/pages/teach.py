@@ -1,0 +1,190 @@
+"""The page API's teaching forms: what a student reads first, short, with
+its proof one click away. A page has a teaching part and, at its end, an
+evidence appendix (`## Evidence`): each helper here writes a short form
+into the teaching part (a ratio as "5.4x faster" or "12% faster", a
+verdict as its word alone, a ladder table) that links to an entry in the
+appendix, and the entry holds what stands behind it: each GPU's estimate
+and interval, each GPU's medians. Every number and word still comes from
+the records, through the same rule and the same marks as every helper.
+
+A template names where its entries go with page.evidence_for(key, title)
+(an appendix subsection per teaching step, "Evidence: TITLE"), and writes
+the appendix with page.evidence()."""
+
+from __future__ import annotations
+
+import re
+
+from ..record.plausibility import peak_dram_gbps
+from ..rule import verdict as cmp
+from .formats import number as number_format
+from .marks import TemplateProblem, mark
+from .rows import UNMEASURED
+
+# Ratios from here up read as "5.4x"; below, as a percentage ("12%").
+TIMES_FROM = 1.5
+
+
+def ratio_text(r: float) -> str:
+    """b's time over a's as a student reads it: '5.4x faster', '12%
+    faster', '3.1% slower', '17x slower' (no decimal from 10x up)."""
+    up = r if r >= 1 else 1 / r
+    word = "faster" if r >= 1 else "slower"
+    if up >= TIMES_FROM:
+        return f"{up:.0f}x {word}" if up >= 10 else f"{up:.1f}x {word}"
+    pct = (up - 1) * 100
+    return f"{pct:.1f}% {word}" if pct < 10 else f"{pct:.0f}% {word}"
+
+
+def speedup_text(r: float) -> str:
+    """A ladder's speed-up column: '5.4x', '12%', '-3%' (slower)."""
+    if r >= TIMES_FROM:
+        return f"{r:.0f}x" if r >= 10 else f"{r:.1f}x"
+    pct = (r - 1) * 100 if r >= 1 else -(1 / r - 1) * 100
+    return f"{pct:+.0f}%" if abs(pct) >= 10 else f"{pct:+.1f}%"
+
+
+def _slug(title: str) -> str:
+    """The anchor GitHub and MkDocs both give the heading 'Evidence: TITLE'."""
+    return re.sub(r"[^a-z0-9_ -]", "", f"evidence: {title}".lower()).replace(" ", "-")
+
+
+def _name(where: dict) -> str:
+    return ", ".join(f"{k} {v:,}" if isinstance(v, int) else f"{k} {v}" for k, v in where.items())
+
+
+class PageTeach:
+    """The page API: the teaching part's short forms and the appendix."""
+
+    def _teach(self) -> dict:
+        if not hasattr(self, "_evidence"):
+            self._evidence = {"key": None, "sections": {}}
+        return self._evidence
+
+    def evidence_for(self, key: str, title: str) -> str:
+        """Where the entries of what follows go: the appendix's subsection
+        'Evidence: TITLE' (letters, digits, spaces, '-' and '_'), until the
+        next evidence_for. Writes nothing."""
+        if not re.fullmatch(r"[A-Za-z0-9 _-]{1,60}", title):
+            raise TemplateProblem(f"evidence title {title!r}: letters, digits, spaces, '-' and '_' only")
+        t = self._teach()
+        t["key"] = key
+        t["sections"].setdefault(key, {"title": title, "entries": []})
+        return ""
+
+    def _entry(self, text: str) -> str:
+        """Files `text` under the current subsection; its anchor."""
+        t = self._teach()
+        if t["key"] is None:
+            self.evidence_for("page", "the page")
+        section = t["sections"][t["key"]]
+        if text not in section["entries"]:
+            section["entries"].append(text)
+        return _slug(section["title"])
+
+    def vs(self, a: dict, b: dict) -> str:
+        """Row `a` against row `b` in the teaching part's short form, by the
+        comparison rule on every GPU of the set: '5.4x faster' or '12%
+        faster' (the first GPU's estimate) where every GPU says faster (or
+        slower), 'the same', 'not distinguishable', or each GPU's word where
+        they differ; a link to its appendix entry, which holds each GPU's
+        estimate and 99.9% interval."""
+        from .verdicts import phrase
+
+        vs = self._verdicts_each(a, b)
+        if vs is None:
+            return UNMEASURED
+        words = [v.word for _, v in vs]
+        if len(set(words)) == 1:
+            first = vs[0][1]
+            short = ratio_text(first.ratio) if first.word in (cmp.FASTER, cmp.SLOWER) else first.word
+        else:
+            short = ", ".join(f"{w} on {g}" for (g, _), w in zip(vs, words))
+        anchor = self._entry(f"{_name(a)} against {_name(b)}: "
+                             + "; ".join(f"{phrase(v)} on {g}" for g, v in vs))
+        return mark(f"[{short}](#{anchor})")
+
+    def x(self, a: dict, b: dict, field: str = "median_ms") -> str:
+        """b's `field` over a's (a time: how many times quicker a is) on
+        the first GPU, as '5.4x faster' or '12% faster': a ratio of two
+        medians, not a verdict (rows of different sets may be set side by
+        side); linked to its entry, which gives each GPU's ratio."""
+        ratios = []
+        for run in self._runs:
+            ra, rb = run.select(a), run.select(b)
+            if len(ra) != 1 or len(rb) != 1 or not ra[0].get(field) or not rb[0].get(field):
+                return UNMEASURED
+            ratios.append((run.gpu, rb[0][field] / ra[0][field]))
+        if not ratios:
+            return UNMEASURED
+        anchor = self._entry(f"{_name(b)} over {_name(a)}, medians of {field}: "
+                             + "; ".join(f"{r:.3f} on {g}" for g, r in ratios))
+        return mark(f"[{ratio_text(ratios[0][1])}](#{anchor})")
+
+    def num(self, field: str, fmt: str = ".3g", **where) -> str:
+        """page.measured's number (the first GPU's), linked to its entry,
+        which gives every GPU's value."""
+        first = self.measured(field, fmt, **where)
+        if first == UNMEASURED:
+            return first
+        each = []
+        for run in self._runs:
+            rows = run.select(where)
+            value = self._field(rows[0], field) if len(rows) == 1 else None
+            each.append(f"{number_format(value, fmt, field)} on {run.gpu}" if value is not None else
+                        f"none on {run.gpu}")
+        anchor = self._entry(f"{field} of {_name(where)}: " + "; ".join(each))
+        return mark(f"[{first}](#{anchor})")
+
+    def peak_gbps(self, fmt: str = ",.0f") -> str:
+        """The first GPU's theoretical DRAM bandwidth in GB/s: two transfers
+        a memory clock over the bus width, as its record reports them."""
+        peak = peak_dram_gbps((self._record or {}).get("results", {}).get("gpu") or {}) if self.verified else None
+        return mark(number_format(peak, fmt, "gbps")) if peak else UNMEASURED
+
+    def ladder(self, versions: list, elements: int, timing: str = "cold", key: str = "version") -> str:
+        """A ladder in Mark Harris's form: a line per row of `versions` (its
+        `key`) at `elements` in `timing`: what it changes (its "change"
+        field), its median time in microseconds, its GB/s and its share of
+        the DRAM's theoretical peak, and its speed-up over the line before
+        and over the first line (ratios of medians, first GPU: '5.4x', or
+        '12%' below 1.5x). The entry behind it gives every GPU's medians."""
+        if not self.verified:
+            return f"{UNMEASURED}\n"
+        gpu = (self._record.get("results") or {}).get("gpu") or {}
+        peak = peak_dram_gbps(gpu)
+        rows = []
+        for v in versions:
+            r = self._one({"group": "ladder", key: v, "elements": elements, "timing": timing})
+            if r is None:
+                raise TemplateProblem(f"ladder: no row {key}={v!r} at {elements:,} elements, {timing}")
+            rows.append(r)
+        head = ["version", "what it changes", "time (us)", "GB/s", "% of DRAM peak", "step", f"vs {versions[0]}"]
+        lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+        prev = first = rows[0]["median_ms"]
+        for v, r in zip(versions, rows):
+            t = r["median_ms"]
+            cells = [f"`{v}`", str(r.get("change", "")), f"{1000 * t:,.1f}", f"{r.get('gbps', 0):,.0f}",
+                     f"{100 * r['gbps'] / peak:.0f}%" if peak and r.get("gbps") else "",
+                     speedup_text(prev / t) if r is not rows[0] else "", speedup_text(first / t)
+                     if r is not rows[0] else ""]
+            lines.append("| " + " | ".join(mark(c) if i else c for i, c in enumerate(cells)) + " |")
+            prev = t
+        each = []
+        for run in self._runs:
+            meds = [run.select({"group": "ladder", key: v, "elements": elements, "timing": timing}) for v in versions]
+            each.append(f"{run.gpu}: " + ", ".join(f"{v} {1000 * m[0]['median_ms']:,.1f} us" for v, m in
+                                                   zip(versions, meds) if m))
+        anchor = self._entry(f"the ladder at {elements:,} elements, {timing}, median times: " + "; ".join(each))
+        return "\n".join(lines) + "\n\n" + mark(f"[Each GPU's times]({'#' + anchor}).") + "\n"
+
+    def evidence(self) -> str:
+        """The appendix's entries, a subsection each ('### Evidence: TITLE')
+        in the order the teaching part first named them."""
+        out = []
+        for section in self._teach()["sections"].values():
+            if section["entries"]:
+                out.append(f"### Evidence: {section['title']}\n")
+                out += [f"- {e}" for e in section["entries"]]
+                out.append("")
+        return mark("\n".join(out) + "\n") if out else ""
