@@ -75,6 +75,41 @@ class PageFigures:
             self._earlier_page = type(self)(self._lesson, [], st)
         return self._earlier_page
 
+    def picture(self, name: str, title: str) -> str:
+        """A picture drawn by hand, figures/NAME.svg beside the page (a
+        file render did not draw): shown on verified and unverified pages
+        alike, as it shows an idea, not a measurement. Its words (text,
+        title and description) are held to the rule a chart's words are
+        held to (numbers from lesson.toml's constants, no claim words), and
+        it may hold no script, handler or link out of itself."""
+        import xml.etree.ElementTree as ET
+
+        if not FIGURE_RE.match(name):
+            raise TemplateProblem(f"figure name '{name}' is not valid; expected lower-case letters, digits and hyphens")
+        rel = f"{FIGURES}/{name}.svg"
+        path = self._lesson.path / rel
+        if not path.is_file() or path.is_symlink() or path.stat().st_size > 200_000:
+            raise TemplateProblem(f"{rel}: no such picture (a regular SVG file of at most 200 kB, drawn by hand)")
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if "<!ENTITY" in text or "<!DOCTYPE" in text:
+            raise TemplateProblem(f"{rel}: a picture declares no entities or doctype")
+        try:
+            root = ET.fromstring(text)
+        except ET.ParseError as e:
+            raise TemplateProblem(f"{rel}: not well-formed XML ({e})") from None
+        words = [title]
+        for el in root.iter():
+            tag = el.tag.rsplit("}", 1)[-1]
+            if tag in ("script", "foreignObject") or any(a.lower().startswith("on") for a in el.attrib):
+                raise TemplateProblem(f"{rel}: a picture holds no script, handler or foreign object ({tag})")
+            href = [v for k, v in el.attrib.items() if k.rsplit("}", 1)[-1] == "href"]
+            if any(not v.startswith("#") for v in href):
+                raise TemplateProblem(f"{rel}: a picture links only inside itself ({href[0][:40]})")
+            if tag in ("text", "tspan", "title", "desc") and el.text:
+                words.append(el.text)
+        self._chart_words(*words)
+        return f"![{title}]({rel})\n"
+
     def plot(self, name: str, title: str, value: str, label: str = "{mode}", note: str = "", unit: str = "",
              fmt: str = "", **where) -> str:
         """A bar per matching row: its `value` (with a unit, 'median_ms:us')
