@@ -25,24 +25,10 @@ namespace {
 
 // Every state at its own size, on random values (never zeros), checked
 // once as the lesson checks it before nvbench times it; the buffers made
-// as the lesson's setup makes them, for this size.
+// by the lesson's own allocate(), for this size.
 void sum(nvbench::state& state) {
     const size_t n = static_cast<size_t>(state.get_int64("Elements"));
-    cudaFuncAttributes finish = {};
-    CUDA_CHECK(cudaFuncGetAttributes(&finish, finishPartials));
-    gProgrammatic = finish.ptxVersion >= 90;
-    gMachineGrid = course::residentBlocks(reduceV9, kThreadsPerBlock, {});
-    size_t cubBytes = 0;
-    CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, cubBytes, gIn.get(), gOut.get(),
-                                      static_cast<int64_t>(n)));
-    gCubTemp.resize(cubBytes);
-    gIn.resize(n);
-    gPartials.resize(std::max(course::ceilDiv(n, kThreadsPerBlock),
-                              static_cast<size_t>(gMachineGrid) * kV9Waves));
-    gOut.resize(1);
-    gBits.resize(1);
-    gArrived.resize(1);
-    CUDA_CHECK(cudaMemset(gArrived, 0, sizeof(unsigned int)));
+    allocate(n);
     course::Experiment e = experiment("sweep", n);
     e.inputs.resize(1);
     e.inputs[0] = {"random",

@@ -723,6 +723,29 @@ course::Experiment experiment(const char* group, size_t n) {
     return e;
 }
 
+// The buffers every launcher uses, for n elements, and the two facts of
+// the GPU they depend on. Programmatic launch only where the code that runs
+// holds the wait: the second pass compiled for 9.0 or newer (its PTX
+// architecture, as CUB's PtxVersion() asks). A build for older GPUs, run on
+// a newer one from its PTX, has no wait in it and must not overlap.
+void allocate(size_t n) {
+    cudaFuncAttributes finish = {};
+    CUDA_CHECK(cudaFuncGetAttributes(&finish, finishPartials));
+    gProgrammatic = finish.ptxVersion >= 90;
+    gMachineGrid = course::residentBlocks(reduceV9, kThreadsPerBlock, {});
+    size_t cubBytes = 0;
+    CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, cubBytes, gIn.get(), gOut.get(),
+                                      static_cast<int64_t>(n)));
+    gCubTemp.resize(cubBytes);
+    gIn.resize(n);
+    gPartials.resize(std::max(course::ceilDiv(n, kThreadsPerBlock),
+                              static_cast<size_t>(gMachineGrid) * kV9Waves));
+    gOut.resize(1);
+    gBits.resize(1);
+    gArrived.resize(1);
+    CUDA_CHECK(cudaMemset(gArrived, 0, sizeof(unsigned int)));
+}
+
 int main(int argc, char** argv) {
     course::Lesson l(
         argc, argv,
@@ -740,27 +763,7 @@ int main(int argc, char** argv) {
         l.add(experiment("sweep", n));
     }
     return l.run([&] {
-        // Programmatic only where the code that runs holds the wait: the
-        // second pass compiled for 9.0 or newer (its PTX architecture, as
-        // CUB's PtxVersion() asks). A build for older GPUs, run on a newer
-        // one from its PTX, has no wait in it and must not overlap.
-        cudaFuncAttributes finish = {};
-        CUDA_CHECK(cudaFuncGetAttributes(&finish, finishPartials));
-        gProgrammatic = finish.ptxVersion >= 90;
-        gMachineGrid = course::residentBlocks(reduceV9, kThreadsPerBlock, {});
-        const size_t n = l.largest();
-        size_t cubBytes = 0;
-        CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, cubBytes, gIn.get(),
-                                          gOut.get(), static_cast<int64_t>(n)));
-        gCubTemp.resize(cubBytes);
-        gIn.resize(n);
-        gPartials.resize(
-            std::max(course::ceilDiv(n, kThreadsPerBlock),
-                     static_cast<size_t>(gMachineGrid) * kV9Waves));
-        gOut.resize(1);
-        gBits.resize(1);
-        gArrived.resize(1);
-        CUDA_CHECK(cudaMemset(gArrived, 0, sizeof(unsigned int)));
+        allocate(l.largest());
         l.setting(course::Row()
                       .integer("machine_grid", gMachineGrid)
                       .integer("programmatic", gProgrammatic));
