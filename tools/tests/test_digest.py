@@ -33,3 +33,26 @@ def test_a_directive_ends_at_its_line():
 def test_raw_strings_are_literals():
     toks = cpplex.code_tokens('auto s = R"x(a  // not a comment\n b)x"; int y;')
     assert 'R"x(a  // not a comment\n b)x"' in toks and "y" in toks
+
+
+def test_the_cmake_files_left_out_of_the_digest_cannot_shape_a_recorded_binary():
+    """The digest covers cmake/CourseLesson.cmake and not the course's tool
+    and test files, because the gpu-only build that makes a recorded
+    binary never reads those: the top CMakeLists.txt includes them only
+    where the tools are on, includes nothing else of cmake/ that the digest
+    does not cover, and writes the manifest (whose extra flags verify
+    refuses) after every include."""
+    import re
+
+    from coursetools.sources import digest, manifest
+
+    top = (manifest.ROOT / "CMakeLists.txt").read_text()
+    code = re.sub(r"#[^\n]*", "", top)
+    covered = {f.rsplit("/", 1)[-1][:-len(".cmake")] for f in digest.BUILD_FILES if f.endswith(".cmake")}
+    guarded = re.findall(r"if\(COURSE_TOOLS\)\s*include\((\w+)\)\s*endif\(\)", code)
+    assert sorted(guarded) == sorted(digest.TOOLS_ONLY)
+    bare = re.sub(r"if\(COURSE_TOOLS\)\s*include\(\w+\)\s*endif\(\)", "", code)
+    assert set(re.findall(r"include\((\w+)\)", bare)) <= covered | {"CTest"}
+    assert code.rstrip().endswith("course_write_manifest()")
+    files = digest.build_files(manifest.ROOT)
+    assert "cmake/CourseLesson.cmake" in files and not any("CourseTools" in f or "CheckArch" in f for f in files)

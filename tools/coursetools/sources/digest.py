@@ -13,8 +13,15 @@ It covers everything that shapes a lesson's binary or its page:
     lesson (its dependency output, where the build has one);
   - the build's definition: the lesson's CMakeLists.txt, lessons/ and the
     top CMakeLists.txt, the experiments' CMakeLists.txt (the same configure
-    reads it), CMakePresets.json, everything in cmake/; and the
-    lesson's lesson.toml, which its page and review read.
+    reads it), CMakePresets.json, cmake/CourseLesson.cmake (which defines
+    how every lesson builds); and the lesson's lesson.toml, which its page
+    and review read. The course's other CMake files (CourseVenv and
+    CourseTools: the tools, their tests and the site; CheckArchCourse: a
+    test's script) shape no lesson's binary: the recorded binary is built
+    by the gpu-only preset, which reads none of them, and the course
+    build's lesson targets are held to the course's own flags after every
+    file has been read (the manifest is written last, and `verify` reads
+    compile_commands.json). A change to the suite keeps the evidence.
 
 Each file is read as tokens (cpplex for C++, hashlex for CMake, TOML and
 JSON): comments and whitespace dropped, literals kept whole. A comment or
@@ -43,8 +50,11 @@ INCLUDE_RE = re.compile(r'^[ \t]*(?:#|%:)[ \t]*(?:include|include_next|import)[ 
 # The build's own files, which every lesson's binary depends on.
 # The experiments' folder is added to the same configure, so it could
 # change a lesson's target as well as any other of these files.
-BUILD_FILES = ("CMakeLists.txt", "CMakePresets.json", "lessons/CMakeLists.txt", "research/experiments/CMakeLists.txt")
-BUILD_FOLDER = "cmake"
+BUILD_FILES = ("CMakeLists.txt", "CMakePresets.json", "lessons/CMakeLists.txt", "research/experiments/CMakeLists.txt",
+               "cmake/CourseLesson.cmake")
+# Included only where the tools are on (if(COURSE_TOOLS) in CMakeLists.txt):
+# never by the gpu-only build that makes a recorded binary.
+TOOLS_ONLY = ("CourseVenv", "CourseTools")
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -125,11 +135,7 @@ def file_digest(data: bytes, shown: str = "<source>") -> str:
 
 def build_files(root: Path) -> list[str]:
     """The build definition every lesson shares, relative to `root`."""
-    out = [f for f in BUILD_FILES if (root / f).is_file()]
-    folder = root / BUILD_FOLDER
-    if folder.is_dir():
-        out += sorted(p.relative_to(root).as_posix() for p in folder.rglob("*") if p.is_file() or p.is_symlink())
-    return out
+    return [f for f in BUILD_FILES if (root / f).is_file()]
 
 
 def sources_digest(files: tuple[str, ...], root: Path) -> dict:
