@@ -36,8 +36,9 @@ set(COURSE_WAIVED_EXIT_CODE 2)
 # nothing else (the flags check reads the link line; the digest reads the
 # lesson's CMakeLists.txt).
 set(COURSE_TOOLKIT_LIBRARIES cublas cublasLt cufft curand cusolver cusparse nvrtc)
-# The flags every day compiles with; the manifest repeats them so that a
-# page's "compile it alone" line is the one the build used.
+# The flags every day compiles with (the tools' manifest.nvcc_flags()
+# repeats them, so that a page's "compile it alone" line is the one the
+# build used).
 set(COURSE_CUDA_OPTIONS -O3 -lineinfo)
 set(COURSE_REFERENCE_ARCH 90 CACHE STRING
     "The GPU architecture the course's evidence is recorded on")
@@ -153,12 +154,16 @@ function(course_add_lesson target)
     list(APPEND rel_sources "${rel_dir}/${src}")
   endforeach()
 
+  # The course's architectures (what its evidence is recorded with), and
+  # this build's: the user's where chosen.
+  if(min LESS COURSE_REFERENCE_ARCH)
+    set(course_archs "${min}-virtual;${COURSE_REFERENCE_ARCH}-real")
+  else()
+    set(course_archs "${min}")
+  endif()
+  set(archs "${course_archs}")
   if(COURSE_USER_ARCHITECTURES)
     _course_archs_for(archs ${min} "${COURSE_USER_ARCHITECTURES}")
-  elseif(min LESS COURSE_REFERENCE_ARCH)
-    set(archs "${min}-virtual;${COURSE_REFERENCE_ARCH}-real")
-  else()
-    set(archs "${min}")
   endif()
   set(built TRUE)
   if(NOT archs)
@@ -232,10 +237,10 @@ function(course_add_lesson target)
     set_tests_properties(${target}_starts ${target}_bad_args PROPERTIES LABELS cpu)
   endif()
 
-  # What the manifest says about this day (one JSON object).
-  string(JOIN " " options ${COURSE_CUDA_OPTIONS})
-  set(flags "-std=c++20 ${options} -arch=sm_${min} -DCOURSE_MIN_CC=${min} -DCOURSE_LESSON=${target}")
-  string(JOIN " " srcs_text ${rel_sources})
+  # What the manifest says about this day (one JSON object). The tools
+  # write the page's compile-alone command from it (the course's
+  # architectures, COURSE_CUDA_OPTIONS, the libraries): the program the
+  # evidence measured, whatever this build's architectures.
   set(json "{}")
   string(JSON json SET "${json}" target "\"${target}\"")
   string(JSON json SET "${json}" day "${L_DAY}")
@@ -259,8 +264,9 @@ function(course_add_lesson target)
   endif()
   _course_json_list(archs_json "${archs}")
   string(JSON json SET "${json}" architectures "${archs_json}")
+  _course_json_list(archs_json "${course_archs}")
+  string(JSON json SET "${json}" course_architectures "${archs_json}")
   string(JSON json SET "${json}" binary "\"${CMAKE_BINARY_DIR}/bin/${target}\"")
-  string(JSON json SET "${json}" compile_command "\"nvcc ${flags} -I common -o ${target} ${srcs_text}\"")
   string(JSON json SET "${json}" build_command "\"cmake --build build --target ${target}\"")
   string(JSON json SET "${json}" run_command "\"build/bin/${target}\"")
   _course_json_list(args_json "${L_TEST_ARGS}")
@@ -270,7 +276,6 @@ function(course_add_lesson target)
   if(L_TIMELINE)
     string(JSON json SET "${json}" timeline_target "\"${L_TIMELINE}\"")
   endif()
-  string(JSON json SET "${json}" nvcc_flags "\"${flags}\"")
   set_property(GLOBAL APPEND PROPERTY COURSE_LESSONS "${json}")
 endfunction()
 

@@ -61,14 +61,18 @@ def cmd_snippets(args) -> int:
             raise UsageError(f"--lesson '{name}' is not a lesson name; expected dayNN_topic")
         jobs = [(name, list(args.files))]
     else:
-        _, chosen = _lessons(args.lesson)
-        jobs = [(l.target, [str(manifest.ROOT / s) for s in (*l.sources, *manifest.header_files(manifest.ROOT))])
-                for l in chosen if l.built]
-    trees, diags = {}, []
+        lessons, chosen = _lessons(args.lesson)
+        jobs = [(l.target, _snippet_files(l)) for l in chosen if l.built]
+    trees, diags, pool = {}, [], []
     for name, files in jobs:
-        found, d = snippets.extract(files, manifest.ROOT, name)
+        found, d = snippets.extract(files, manifest.ROOT)
         diags += d
+        pool += found
         trees[name] = snippets.artifact_tree(found, out / name, manifest.ROOT)
+    if not args.files:  # names are course-wide: these lessons' against each other and every other lesson's
+        others = sorted({str(manifest.ROOT / s) for l in lessons if l not in chosen or not l.built for s in l.sources})
+        diags += snippets.course_wide(pool, others, manifest.ROOT)
+    diags = list(dict.fromkeys(diags))  # a lesson's own duplicate, met by extract and again course-wide
     if diags:
         raise SourceError(diags + [f"{len(diags)} error(s); nothing written"])
     if args.check:
@@ -82,6 +86,11 @@ def cmd_snippets(args) -> int:
     print(f"snippets: {count} snippet(s) of {len(trees)} lesson(s) in {display_path(out)} "
           f"({len(written)} lesson folder(s) rewritten)")
     return EXIT_OK
+
+
+def _snippet_files(lesson) -> list[str]:
+    """A lesson's sources and the shared header: where its snippets are."""
+    return [str(manifest.ROOT / s) for s in (*lesson.sources, *manifest.header_files(manifest.ROOT))]
 
 
 def cmd_render(args) -> int:
@@ -236,10 +245,9 @@ def cmd_check(args) -> int:
     # day with no record yet is not a question of stale evidence.
     covers = ev_state.fingerprint(lessons, manifest.build_dir())
     ev_state.write(verify.lesson_states(lessons), lessons, covers=covers)
-    found, diags = snippets.extract([str(manifest.ROOT / s) for s in (*lesson.sources,
-                                                                       *manifest.header_files(manifest.ROOT))],
-                                    manifest.ROOT, lesson.target)
-    said += [str(d) for d in diags]
+    found, diags = snippets.extract(_snippet_files(lesson), manifest.ROOT)
+    others = sorted({str(manifest.ROOT / s) for l in lessons if l.target != lesson.target for s in l.sources})
+    said += [str(d) for d in diags + snippets.course_wide(found, others, manifest.ROOT)]
     own = [s for s in found if s.path in lesson.sources]
     print(f"check: {lesson.target}: {len(own)} snippet(s) of its own, {len(found) - len(own)} from the header")
     # The page written as `tools/course render` writes it (only where it

@@ -218,19 +218,23 @@ def test_a_lessons_link_takes_only_its_own_sources_objects(tmp_path):
 
 
 def test_the_manifests_commands_are_the_courses_own(tmp_path):
+    """A page shows a lesson's commands as the build's own words: the run
+    and build commands are held to the course's form, and the compile-alone
+    command is the tools' own, from the course's architectures and the
+    lesson's libraries (a manifest's own command or flags are never read)."""
     from coursetools.sources import manifest
     entry = {"target": "day58_pdl", "day": 58, "topic": "t", "dir": "lessons/day58_pdl", "min_cc": "9.0",
-             "sources": ["lessons/day58_pdl/pdl.cu"], "binary": "/b/day58_pdl",
-             "nvcc_flags": "-std=c++20 -O3 -lineinfo -arch=sm_90 -DCOURSE_MIN_CC=90 -DCOURSE_LESSON=day58_pdl",
-             "compile_command": "nvcc -std=c++20 -O3 -lineinfo -arch=sm_90 -DCOURSE_MIN_CC=90 "
-                                "-DCOURSE_LESSON=day58_pdl -I common -o day58_pdl lessons/day58_pdl/pdl.cu",
+             "sources": ["lessons/day58_pdl/pdl.cu"], "binary": "/b/day58_pdl", "course_architectures": ["90"],
+             "libraries": ["cublas"], "variants": ["day58_pdl_read_before_wait"], "nvcc_flags": "-DFAST", "compile_command": "nvcc -DFAST pdl.cu",
              "build_command": "cmake --build build --target day58_pdl", "run_command": "build/bin/day58_pdl"}
     assert manifest._command_problems(entry) == []
-    forged = dict(entry, run_command="build/bin/day58_pdl   # v9: 9,100 GB/s")
-    assert manifest._command_problems(forged)
-    assert manifest._command_problems(dict(entry, nvcc_flags=entry["nvcc_flags"] + " -DFAST"))
-    other = entry["nvcc_flags"].replace("=day58_pdl", "=day24_reduction")  # another lesson's name
-    assert manifest._command_problems(dict(entry, nvcc_flags=other))
+    for forged in ({"run_command": "build/bin/day58_pdl   # v9: 9,100 GB/s"}, {"course_architectures": []},
+                   {"course_architectures": ["90 -DFAST"]}, {"architectures": ["86;x"]}, {"libraries": ["cublas -DX"]},
+                   {"min_cc": "9.0 -DFAST"}):
+        assert manifest._command_problems({**entry, **forged}), forged
+    (lesson,) = manifest.load(write(tmp_path / "m.json", json.dumps({"lessons": [entry]})))
+    assert lesson.compile_command == ("nvcc -std=c++20 -O3 -lineinfo -arch=sm_90 -DCOURSE_MIN_CC=90 "
+                                      "-DCOURSE_LESSON=day58_pdl -I common -o day58_pdl lessons/day58_pdl/pdl.cu -lcublas")
 
 
 def test_a_promotion_dated_back_is_refused(tmp_path):

@@ -61,12 +61,15 @@ def test_the_link_compiles_the_machine_code_the_promoted_run_executed(tmp_path):
     from coursetools.evidence import state as ev_state
     from coursetools.site import build as site_build
     import dataclasses
-    lesson = dataclasses.replace(fake_lesson(tmp_path), nvcc_flags="-O3 -arch=sm_75 -DCOURSE_MIN_CC=75",
+    built = manifest.nvcc_flags("day24_x", "7.5", ["75-virtual", "90-real"])
+    assert "-gencode arch=compute_75,code=compute_75 -gencode arch=compute_90,code=sm_90" in built
+    lesson = dataclasses.replace(fake_lesson(tmp_path, "day24_x", min_cc="7.5"), nvcc_flags=built,
                                  architectures=("75-virtual", "90-real"))
     promoted = ev_state.fixture(lesson, {"gpu": {"compute_capability": "9.0"}})
     flags, why = site_build.explorer_flags(lesson, promoted)
-    assert flags == "-O3 -arch=sm_90 -DCOURSE_MIN_CC=75" and "promoted run executed" in why
+    assert flags == built.replace(built[built.index("-gencode"):built.index(" -DCOURSE")], "-arch=sm_90")
+    assert "promoted run executed" in why
     unverified = ev_state.fixture(lesson, [], None, "unverified")
-    assert site_build.explorer_flags(lesson, unverified)[0] == "-O3 -arch=sm_75 -DCOURSE_MIN_CC=75"
+    assert site_build.explorer_flags(lesson, unverified)[0] == built
     on_86 = ev_state.fixture(lesson, {"gpu": {"compute_capability": "8.6"}})  # no machine code for 8.6 built
-    assert site_build.explorer_flags(lesson, on_86)[0] == "-O3 -arch=sm_75 -DCOURSE_MIN_CC=75"
+    assert site_build.explorer_flags(lesson, on_86)[0] == built

@@ -57,18 +57,13 @@ def test_the_real_course_keeps_the_rule():
 
 def test_a_snippet_is_written_in_one_place():
     """Code two days share (day 24's two-loads block kernel, which day 77
-    reuses) lives once, in the shared header: no snippet name is defined in
-    two sources."""
+    reuses) lives once, in the shared header: snippet names are
+    course-wide (`tools/course snippets` and `check` name a second place)."""
     root = manifest.ROOT
-    seen = {}
     sources = [*(root / h for h in manifest.header_files(root)), *sorted((root / "lessons").glob("day*/*.cu"))]
-    for src in sources:
-        found, diags = snippets.extract([str(src)], root, src.parent.name)
-        assert diags == []
-        for s in found:
-            assert s.name not in seen, f"{s.name}: in {s.path} and in {seen[s.name].path}"
-            seen[s.name] = s
-    assert seen["two-loads-block"].path.startswith("common/")
+    found, diags = snippets.extract([str(s) for s in sources], root)
+    assert [str(d) for d in diags] == []
+    assert next(s for s in found if s.name == "two-loads-block").path.startswith("common/")
 
 
 def test_no_tool_names_a_day():

@@ -33,6 +33,17 @@ def test_new_writes_a_lesson(course, root):
     assert "build/bin/day30_vector_add" in source and '"day30_vector_add"' not in source
 
 
+def test_days_from_the_skeleton_share_no_snippet_name(course, root):
+    """Snippet names are course-wide: a second day from the skeleton (even
+    of the same topic) takes none of the first's, and its page names its own."""
+    from coursetools.sources import snippets
+    for name in ("day30_vector_add", "day31_vector_add"):
+        assert course("new", name).code == 0
+    found, diags = snippets.extract(sorted(str(p) for p in (root / "lessons").glob("day*/*.cu")), root)
+    assert diags == [] and sorted(s.name for s in found) == ["day30-add-kernel", "day31-add-kernel"]
+    assert 'snippet("day31-add-kernel")' in (root / "lessons" / "day31_vector_add" / "README.md.j2").read_text()
+
+
 @pytest.mark.parametrize("args, words", [
     (["Day30"], "not a lesson name"),
     (["day30_"], "not a lesson name"),

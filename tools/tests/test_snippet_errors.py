@@ -3,6 +3,8 @@ expected form named in the message, and nothing written."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from conftest import listing, write
@@ -102,3 +104,26 @@ def test_bad_run_leaves_previous_artifacts_untouched(course, in_tmp):
 def test_wrong_usage_is_exit_2(course, in_tmp):
     r = course("snippets", "--no-such-flag")
     assert r.code == 2
+
+
+def test_a_name_another_lesson_uses_is_named_at_both_places(course, in_tmp, monkeypatch):
+    """Names are course-wide: the build's `snippets --lesson` of one day
+    fails on a name a day it does not extract defines (left out of this
+    build, too), naming both places; so does the whole course's."""
+    from conftest import fake_lesson
+    from coursetools.sources import manifest
+
+    write(in_tmp / "common" / "course.cuh", "#pragma once\n")
+    one = fake_lesson(in_tmp, "day31_one", "one.cu")
+    two = dataclasses.replace(fake_lesson(in_tmp, "day32_two", "two.cu"), built=False)
+    write(in_tmp / one.sources[0], "int a;\n" + GOOD)
+    write(in_tmp / two.sources[0], GOOD.replace("good", "other") + GOOD)
+    monkeypatch.setattr(manifest, "load", lambda path=None: [one, two])
+    for args in (["--lesson", "day31_one"], []):
+        r = course("snippets", *args, "-o", in_tmp / "out")
+        assert r.code == 1, r.err
+        assert ("lessons/day32_two/two.cu:4:1: error: duplicate snippet name 'good'; first defined at "
+                "lessons/day31_one/one.cu:2; snippet names are course-wide") in r.err, r.err
+        assert r.err.count(": error: ") == 1 and listing(in_tmp / "out") == []
+    write(in_tmp / two.sources[0], GOOD.replace("good", "other"))
+    assert course("snippets", "--lesson", "day31_one", "-o", in_tmp / "out").code == 0

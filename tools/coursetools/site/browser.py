@@ -50,8 +50,12 @@ CHROMIUM_SECONDS = 600
 
 
 def _chromium(binary: str, *args: str, timeout: int = CHROMIUM_SECONDS) -> subprocess.CompletedProcess:
+    # Every host but the test server's is unknown: the test never waits on
+    # the network (offline, a page's web font took a second to fail, every
+    # page), and it reads the pages as an offline reader does (fonts fall back).
     base = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-            "--no-first-run", "--hide-scrollbars", "--virtual-time-budget=3000"]
+            "--no-first-run", "--hide-scrollbars", "--virtual-time-budget=3000",
+            "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
     try:
         return subprocess.run(base + list(args), capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -63,11 +67,13 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
     def do_GET(self):
-        if not self.path.startswith("/__frame?"):
+        if not self.path.startswith(("/__frame?", "/__pages?")):
             return super().do_GET()
         from urllib.parse import parse_qs, urlsplit
         q = parse_qs(urlsplit(self.path).query)
-        body = FRAME.format(u=html.escape(q["u"][0], quote=True), w=int(q["w"][0]), h=int(q["h"][0])).encode()
+        frame = FRAME if self.path.startswith("/__frame?") else PAGES
+        body = frame.format(u=html.escape(q["u"][0], quote=True), w=int(q["w"][0]), h=int(q["h"][0]),
+                            urls=json.dumps(q["u"]).replace("</", "<\\/")).encode()
         self.send_response(200)
         self.send_header("Content-Type", "text/html; charset=utf-8")
         self.send_header("Content-Length", str(len(body)))
@@ -221,6 +227,26 @@ def _at(base: str, url: str, width: int, height: int) -> tuple[list[str], str]:
     return [f"--window-size={MIN_WINDOW},{height}"], f"{base}/__frame?w={width}&h={height}&u={quote(url, safe='')}"
 
 
+# Every day's page in turn, in one frame of the width the test asks for:
+# the page's own layout check (course.js, with #course-check) posts what it
+# measured, and this page keeps it with the frame's DOM as the page's
+# scripts left it, then loads the next; at the end it writes them all into
+# #course-pages. One Chromium run a width, however many days there are.
+PAGES = """<!doctype html><html><body style="margin:0">
+<iframe id="f" width="{w}" height="{h}" style="border:0;display:block"></iframe>
+<script>var urls = {urls}, out = [], f = document.getElementById("f");
+function next() {{
+  if (out.length < urls.length) {{ f.src = urls[out.length] + "#course-check"; return; }}
+  var p = document.createElement("pre"); p.id = "course-pages"; p.textContent = JSON.stringify(out);
+  document.body.appendChild(p);
+}}
+window.addEventListener("message", function (e) {{
+  out.push({{check: JSON.parse(e.data), dom: f.contentDocument.documentElement.outerHTML}});
+  next();
+}});
+next();</script></body></html>"""
+
+
 FRAME = """<!doctype html><html><body style="margin:0">
 <iframe src="{u}" width="{w}" height="{h}" style="border:0;display:block"></iframe>
 <script>window.addEventListener("message", function (e) {{
@@ -228,37 +254,46 @@ FRAME = """<!doctype html><html><body style="margin:0">
 }});</script></body></html>"""
 
 
-def _layout_and_screenshots(chromium: str, base: str, site: Path, lesson, shots: Path) -> list[str]:
-    """At each width: nothing cut off (code, tables, figures; a box that
-    scrolls is not cut off), the page no wider than the window, charts'
-    labels at least 11 px; for lessons that ask for it in lesson.toml, a
+def pages_checked(chromium: str, base: str, urls: list[str], width: int) -> dict[str, dict]:
+    """{url: {"check": the layout check, "dom": the DOM}} of every page at
+    `width`, from one Chromium run (PAGES); a page missing here did not
+    finish its check."""
+    from urllib.parse import urlencode
+    address = f"{base}/__pages?" + urlencode({"w": width, "h": 1000}) + "&" + urlencode([("u", u) for u in urls])
+    # Chromium's virtual time runs while no page is loading: a budget a page
+    # (each takes tens of virtual ms; this is for a slow machine).
+    done = _chromium(chromium, f"--window-size={max(width, MIN_WINDOW)},1000",
+                     f"--virtual-time-budget={3000 * len(urls)}", "--dump-dom", address)
+    m = re.search(r'<pre id="course-pages">(.*?)</pre>', done.stdout, re.S)
+    return dict(zip(urls, json.loads(html.unescape(m.group(1))))) if m else {}
+
+
+def layout_problems(check: dict, page: Path, width: int) -> list[str]:
+    """At one width: nothing cut off (code, tables, figures; a box that
+    scrolls is not cut off), the page no wider than the window, no taller
+    than a phone reader gets through, charts' labels at least 11 px."""
+    problems = [f"cut off at {width} px: {c}" for c in check["cut"]]
+    if check["width"] > width:
+        problems.append(f"the page is {check['width']} px wide at a {width} px window")
+    if width < 500 and int(check["height"]) > MAX_PHONE_PAGE_PX:
+        tallest = ", ".join(f"{t} ({h:,} px)" for t, h in tallest_sections(check)[:3])
+        problems.append(f"the page is {int(check['height']):,} px tall at {width} px (at most "
+                        f"{MAX_PHONE_PAGE_PX:,}: fold its long tables and outputs; tallest: {tallest})")
+    return problems + chart_problems(check, page, width)
+
+
+def _screenshots(chromium: str, base: str, lesson, shots: Path, heights: dict[int, int]) -> list[str]:
+    """For lessons that ask for it in lesson.toml, at each width, a
     screenshot of the top of the page and one of all of it."""
     name = Path(lesson.dir).name
     url = f"{base}/{name}/"
     problems = []
-    for width in WIDTHS:
-        args, where = _at(base, url + "#course-check", width, 1000)
-        dom = _chromium(chromium, *args, "--dump-dom", where).stdout
-        m = re.search(r'<pre id="course-check">(.*?)</pre>', dom, re.S)
-        if not m:
-            problems.append(f"at {width} px the layout check did not run (no #course-check result)")
-            continue
-        check = json.loads(html.unescape(m.group(1)))
-        problems += [f"cut off at {width} px: {c}" for c in check["cut"]]
-        if check["width"] > width:
-            problems.append(f"the page is {check['width']} px wide at a {width} px window")
-        if width < 500 and int(check["height"]) > MAX_PHONE_PAGE_PX:
-            tallest = ", ".join(f"{t} ({h:,} px)" for t, h in tallest_sections(check)[:3])
-            problems.append(f"the page is {int(check['height']):,} px tall at {width} px (at most "
-                            f"{MAX_PHONE_PAGE_PX:,}: fold its long tables and outputs; tallest: {tallest})")
-        problems += chart_problems(check, site / name / "index.html", width)
-        if not lesson.info.screenshot:
-            continue
-        ensure_owned_folder(shots, manifest.ROOT)
+    ensure_owned_folder(shots, manifest.ROOT)
+    for width, page_height in heights.items():
         # A whole page in one screenshot, but no taller than this: Chromium
         # fails on very tall captures (seen at 35,258 px), and a page that
         # tall has a problem of its own that the layout check names.
-        height = min(int(check["height"]) + 40, MAX_SHOT_PX)
+        height = min(page_height + 40, MAX_SHOT_PX)
         suffix = "" if width == 1280 else f"-{width}"
         for shot, tall in ((shots / f"{name}{suffix}.png", 2400 if width > 400 else 1800),
                            (shots / f"{name}{suffix}-full.png", height)):
@@ -269,7 +304,7 @@ def _layout_and_screenshots(chromium: str, base: str, site: Path, lesson, shots:
             else:
                 why = (done.stderr or "").strip().splitlines()[-1:] or [f"exit {done.returncode}"]
                 problems.append(f"no screenshot at {display_path(shot)} ({why[0][:200]})")
-    return [f"site test: day {lesson.day} ({url}): {p}" for p in problems]
+    return problems
 
 
 def browser_test(site: Path, shots: Path) -> int:
@@ -292,17 +327,28 @@ def browser_test(site: Path, shots: Path) -> int:
             if f"Day {l.day}" not in index and l.topic not in html.unescape(index):
                 problems.append(f"site test: index page does not list day {l.day}")
         states = ev_state.load(lessons)
-        for l in lessons:
-            url = f"{base}/{Path(l.dir).name}/"
-            dom = _chromium(chromium, "--dump-dom", url).stdout
-            found = page_problems(dom, l, states[l.target].valid) + link_problems(dom, url, l)
-            problems += [f"site test: day {l.day} ({url}): {p}" for p in found]
+        urls = [f"/{Path(l.dir).name}/" for l in lessons]
+        checked = {w: pages_checked(chromium, base, urls, w) for w in WIDTHS}
+        for l, url in zip(lessons, urls):
+            found, heights = [], {}
+            for width in WIDTHS:
+                if url not in checked[width]:
+                    found.append(f"at {width} px the layout check did not run (no #course-check result)")
+                    continue
+                check = checked[width][url]["check"]
+                heights[width] = int(check["height"])
+                found += layout_problems(check, site / url.strip("/") / "index.html", width)
+            if url in checked[WIDTHS[-1]]:  # what a student's laptop shows, after the page's scripts
+                dom = checked[WIDTHS[-1]][url]["dom"]
+                found += page_problems(dom, l, states[l.target].valid) + link_problems(dom, base + url, l)
+            if l.info.screenshot and len(heights) == len(WIDTHS):
+                found += _screenshots(chromium, base, l, shots, heights)
+            problems += [f"site test: day {l.day} ({base + url}): {p}" for p in found]
             if not found:
                 print(f"site test: day {l.day}: title, highlighted code, "
                       + ("plot and provenance" if states[l.target].valid else "UNVERIFIED notice")
-                      + ", snippet links to source lines, Compiler Explorer link and file")
-        for l in lessons:
-            problems += _layout_and_screenshots(chromium, base, site, l, shots)
+                      + ", snippet links to source lines, Compiler Explorer link and file, layout at "
+                      + " and ".join(f"{w} px" for w in WIDTHS))
     finally:
         server.shutdown()
     if problems:

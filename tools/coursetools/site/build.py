@@ -341,8 +341,8 @@ def explorer_flags(lesson: manifest.Lesson, st) -> tuple[str, str]:
     cc = str((((st.record or {}).get("gpu") or {}).get("compute_capability") or "")) if st.valid else ""
     arch = cc.replace(".", "")
     real = {a.split("-")[0] for a in lesson.architectures if not a.endswith("-virtual")}
-    if arch and arch in real and re.search(r"-arch=sm_\d+", flags):
-        flags = re.sub(r"-arch=sm_\d+", f"-arch=sm_{arch}", flags)
+    if arch and arch in real:
+        flags = manifest.nvcc_flags(lesson.target, lesson.min_cc, [arch])
         return flags, f": sm_{arch}, the machine code the promoted run executed"
     return flags, ": the build's own flags" + ("" if st.valid else " (no promoted run to match)")
 

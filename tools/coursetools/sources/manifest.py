@@ -58,6 +58,7 @@ class Lesson:
     timeline_target: str = ""
     nvbench_target: str = ""  # its nvbench benchmarks, where this build has nvbench
     extra_flags: tuple[str, ...] = ()  # compile flags beyond the course's (see CourseLesson.cmake)
+    libraries: tuple[str, ...] = ()  # the toolkit's libraries it links (LIBRARIES)
     info: LessonInfo = LessonInfo()
 
     @property
@@ -115,29 +116,55 @@ def build_dir() -> Path:
 
 _FIELDS = {
     "target": str, "day": int, "topic": str, "dir": str, "min_cc": str, "sources": list,
-    "binary": str, "compile_command": str, "build_command": str, "run_command": str,
+    "binary": str, "build_command": str, "run_command": str,
 }
 
 
-_STRING_LISTS = ("sources", "test_args", "architectures", "variants", "extra_flags")
+_STRING_LISTS = ("sources", "test_args", "architectures", "course_architectures", "libraries", "variants",
+                 "extra_flags")
 
 
-# What course_add_lesson() writes for a lesson's commands: the page shows
-# them as the build's own words, so they may hold nothing else.
-NVCC_FLAGS_RE = re.compile(r"-std=c\+\+20 -O3 -lineinfo -arch=sm_\d{2,3}a? -DCOURSE_MIN_CC=\d{2,3} -DCOURSE_LESSON=day\d+_[a-z0-9_]+")
+# CMake's CUDA_ARCHITECTURES entries (a build may also name "native",
+# "all" or "all-major") and the toolkit's library names, as a page's
+# command may show them.
+ARCH_RE = re.compile(r"\d{2,3}a?(?:-real|-virtual)?")
+LIBRARY_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,40}")
+
+
+def arch_options(archs) -> str:
+    """nvcc's options for CMake's architectures, as a student types them:
+    one plain "90" is -arch=sm_90 (machine code and PTX); otherwise each
+    entry is -gencode: "90-real" machine code, "75-virtual" PTX, "90" both."""
+    if len(archs) == 1 and "-" not in archs[0]:
+        return f"-arch=sm_{archs[0]}"
+    out = []
+    for a in archs:
+        base, _, kind = a.partition("-")
+        codes = {"real": ["sm"], "virtual": ["compute"]}.get(kind, ["sm", "compute"])
+        out += [f"-gencode arch=compute_{base},code={c}_{base}" for c in codes]
+    return " ".join(out)
+
+
+def nvcc_flags(target: str, min_cc: str, archs) -> str:
+    """The flags every day compiles with (cmake/CourseLesson.cmake's), for
+    these architectures."""
+    return (f"-std=c++20 -O3 -lineinfo {arch_options(archs)} -DCOURSE_MIN_CC={min_cc.replace('.', '')} "
+            f"-DCOURSE_LESSON={target}")
 
 
 def _command_problems(d: dict) -> list[str]:
-    target, flags = d["target"], d.get("nvcc_flags", "")
-    want = {
-        "run_command": f"build/bin/{target}",
-        "build_command": f"cmake --build build --target {target}",
-        "compile_command": f"nvcc {flags} -I common -o {target} {' '.join(d['sources'])}",
-    }
+    """What course_add_lesson() writes for a lesson's commands: the page
+    shows them as the build's own words, so they may hold nothing else."""
+    target = d["target"]
+    want = {"run_command": f"build/bin/{target}", "build_command": f"cmake --build build --target {target}"}
     bad = [f"{k} (expected '{v}')" for k, v in want.items() if d.get(k) != v]
-    if not NVCC_FLAGS_RE.fullmatch(flags) or not flags.endswith(f" -DCOURSE_LESSON={target}"):
-        bad.append("nvcc_flags (expected the course's: -std=c++20 -O3 -lineinfo -arch=sm_NN -DCOURSE_MIN_CC=NN "
-                   "-DCOURSE_LESSON=dayNN_topic)")
+    if not re.fullmatch(r"[0-9]{1,2}\.[0-9]", d["min_cc"]):
+        bad.append("min_cc (expected MAJOR.MINOR, such as 9.0)")
+    if not d.get("course_architectures") or not all(ARCH_RE.fullmatch(a) for a in d["course_architectures"]) \
+            or not all(ARCH_RE.fullmatch(a) or a in ("native", "all", "all-major") for a in d.get("architectures", [])):
+        bad.append("course_architectures or architectures (expected CMake's, such as 75-virtual and 90-real)")
+    if not all(LIBRARY_RE.fullmatch(x) for x in d.get("libraries", [])):
+        bad.append("libraries (expected the toolkit's names, such as cublas)")
     return bad
 
 
@@ -191,13 +218,18 @@ def load(path: Path | None = None) -> list[Lesson]:
                              f"compute capability {d['min_cc']}; the build files leave it out: restore them and "
                              "configure again: cmake --preset course")
         info_path = ROOT / d["dir"] / LESSON_FILE
+        # What builds the program the evidence measured, alone: the course's
+        # architectures (whatever this build chose) and the day's libraries.
+        flags = nvcc_flags(d["target"], d["min_cc"], d["course_architectures"])
+        libs = "".join(f" -l{x}" for x in d.get("libraries", []))  # after the sources, as a linker reads them
         lessons.append(
             Lesson(
                 target=d["target"], day=int(d["day"]), topic=d["topic"], dir=d["dir"],
                 min_cc=d["min_cc"], sources=tuple(d["sources"]), binary=d["binary"],
-                compile_command=d["compile_command"], build_command=d["build_command"],
+                compile_command=f"nvcc {flags} -I common -o {d['target']} {' '.join(d['sources'])}{libs}",
+                build_command=d["build_command"],
                 run_command=d["run_command"], test_args=tuple(d.get("test_args", [])),
-                nvcc_flags=d.get("nvcc_flags", ""), built=bool(d.get("built", True)),
+                nvcc_flags=flags, built=bool(d.get("built", True)), libraries=tuple(d.get("libraries", [])),
                 architectures=tuple(d.get("architectures", [])),
                 variants=tuple(d.get("variants", [])), timeline_target=d.get("timeline_target", ""),
                 nvbench_target=str(d.get("nvbench_target", "")),

@@ -69,7 +69,7 @@ struct Vectors {
     course::DeviceArray<float> x, y;
 };
 
-// snippet: add-kernel
+// snippet: @SNIPPET@
 // y[i] = x[i] + y[i]. Launch assumption: one thread per element, any
 // block size; threads past n do nothing.
 __global__ void add(const float* __restrict__ x, float* __restrict__ y,
@@ -191,7 +191,7 @@ Alone: `{{ lesson.compile_command }}`
 
 ## The kernel
 
-{{ snippet("add-kernel") }}
+{{ snippet("@SNIPPET@") }}
 Every element is checked exactly before anything is timed. Against one
 thread per element, the strided version is, cold,
 **{{ page.compare({"version": "add-x4", "timing": "cold"}, {"version": "add", "timing": "cold"}, "full") }}**.
@@ -246,7 +246,8 @@ def new_lesson(name: str, topic: str = "", min_cc: str = "7.5") -> list[Path]:
             raise UsageError(f"{display_path(other)}: day {day} already exists; choose another number")
     comment = "".join(f"// {line}\n" for line in textwrap.wrap(f"Day {day}: {topic} (a new lesson: replace this "
                                                               "skeleton with yours).", 74))
-    values = {"@TARGET@": name, "@DAY@": str(day), "@TOPIC@": topic, "@FILE@": f"{slug}.cu",
+    # Snippet names are course-wide: the day's number makes the skeleton's its own.
+    values = {"@SNIPPET@": f"day{day}-add-kernel", "@TARGET@": name, "@DAY@": str(day), "@TOPIC@": topic, "@FILE@": f"{slug}.cu",
               "@MAJOR@": cc.group(1), "@MINOR@": cc.group(2), "@TOPIC_COMMENT@": comment}
 
     def fill(text: str) -> str:
@@ -257,7 +258,7 @@ def new_lesson(name: str, topic: str = "", min_cc: str = "7.5") -> list[Path]:
     files = {
         folder / f"{slug}.cu": fill(SOURCE),
         folder / "CMakeLists.txt": fill(CMAKE),
-        folder / "README.md.j2": TEMPLATE,
+        folder / "README.md.j2": fill(TEMPLATE),
         folder / "lesson.toml": LESSON_TOML,
     }
     for path, text in files.items():

@@ -7,7 +7,8 @@ Rules:
   - names are lower-case letters, digits and single hyphens, at most 64
     characters (an artifact's file name is NAME.md);
   - regions nest, and marker lines never appear in any artifact;
-  - names are unique within a lesson (its sources and the shared header);
+  - names are unique in the course (every lesson's sources and the shared
+    header): a page's snippet("NAME") names one place;
   - CRLF sources extract exactly like LF ones; a UTF-8 byte-order mark is
     allowed; a NUL byte is an error.
 
@@ -324,10 +325,12 @@ def _finish(path: str, region: _Open, out: list[Snippet], diags: list[Diagnostic
     )
 
 
-def extract(paths: list[str], root: Path, label: str) -> tuple[list[Snippet], list[Diagnostic]]:
-    """Parses every file of one lesson (`label` names it in messages) and
-    reports duplicate names. Paths in diagnostics and artifacts are
-    relative to `root`; each file must be a regular file inside it."""
+def extract(paths: list[str], root: Path, _lesson: str = "") -> tuple[list[Snippet], list[Diagnostic]]:
+    """Parses every file of one lesson and reports duplicate names among
+    them (course_wide() holds them to the rest of the course). Paths in
+    diagnostics and artifacts are relative to `root`; each file must be a
+    regular file inside it. (The lesson's name, a third argument some
+    callers still pass, is not needed: no message names the lesson.)"""
     from ..errors import SourceError
 
     root = Path(root).resolve()
@@ -344,20 +347,40 @@ def extract(paths: list[str], root: Path, label: str) -> tuple[list[Snippet], li
         snips, errs = parse_source(shown, data)
         diags.extend(errs)
         found.extend(snips)
-    seen: dict[str, Snippet] = {}
-    for s in found:
-        if s.name in seen:
-            first = seen[s.name]
-            diags.append(
-                Diagnostic(
-                    s.path, s.open_line, 1,
-                    f"duplicate snippet name '{s.name}' in lesson {label}; first defined at "
-                    f"{first.path}:{first.open_line}; expected names unique within a lesson",
-                )
-            )
-        else:
-            seen[s.name] = s
+    diags += duplicates(found)
     return found, diags
+
+
+def duplicates(found: list[Snippet]) -> list[Diagnostic]:
+    """Snippet names are course-wide (a page's snippet("NAME") names one
+    place): each name defined in a second place, named there with the
+    first. The same region met twice (the header's, in every lesson's
+    list) is one place."""
+    first: dict[str, Snippet] = {}
+    out = []
+    for s in found:
+        f = first.setdefault(s.name, s)
+        if (f.path, f.open_line) != (s.path, s.open_line):
+            out.append(Diagnostic(s.path, s.open_line, 1, f"duplicate snippet name '{s.name}'; first defined at "
+                                  f"{f.path}:{f.open_line}; snippet names are course-wide: rename one"))
+    return out
+
+
+def course_wide(found: list[Snippet], others: list[str], root: Path) -> list[Diagnostic]:
+    """`found`'s names against the rest of the course's sources (`others`),
+    each read once and parsed only where it holds a marker of one of them."""
+    from ..errors import SourceError
+
+    markers = [f"// snippet: {s.name}".encode() for s in found]
+    pool = list(found)
+    for p in others:
+        try:
+            data = read_source(p, root)
+        except SourceError:
+            continue  # a lesson's own extraction names it
+        if any(m in data for m in markers):
+            pool += parse_source(Path(p).resolve().relative_to(Path(root).resolve()).as_posix(), data)[0]
+    return duplicates(pool)
 
 
 def fence_for(lines: list[str]) -> str:
