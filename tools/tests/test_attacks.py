@@ -280,6 +280,26 @@ def test_a_cmake_file_read_at_configure_must_be_in_the_digest(tmp_path):
         assert len(problems) == 1 and said in problems[0], (evil, problems)
 
 
+def test_the_tools_cmake_files_pass_only_in_a_build_with_the_tools_on_which_record_refuses(tmp_path):
+    """CourseVenv and CourseTools are outside the digest: read only where
+    the tools are on, a build no record is made from."""
+    from coursetools.errors import UsageError
+    from coursetools.record import run as record_run
+    from coursetools.sources import manifest
+
+    root = tmp_path / "repo"
+    tools = [f"{root}/cmake/{name}.cmake" for name in digest.TOOLS_ONLY]
+    for rel in ("CMakeLists.txt", "cmake/CourseLesson.cmake", *(f"cmake/{n}.cmake" for n in digest.TOOLS_ONLY)):
+        write(root / rel, "# a build file\n")
+    build = _configured_build(root, [f"{root}/CMakeLists.txt", *tools])
+    assert len(flags.configure_problems(build, root)) == len(tools)  # a tools-off cache: not covered
+    write(build / "CMakeCache.txt", "CMAKE_ROOT:INTERNAL=/usr/share/cmake-3.25\nCOURSE_TOOLS:BOOL=ON\n")
+    assert flags.configure_problems(build, root) == []
+    lesson = next(iter(manifest.load()))
+    with pytest.raises(UsageError, match="configured with the tools on"):
+        record_run.record(lesson, "a-tag", build=build, base=tmp_path / "records")
+
+
 def test_the_experiments_build_file_is_in_every_lessons_digest(tmp_path):
     root = tmp_path / "repo"
     write(root / "CMakeLists.txt", "project(x)\n")

@@ -280,6 +280,11 @@ def configure_problems(build: Path, root: Path | None = None) -> list[str]:
         return [f"{make}: no list of the configure step's inputs (CMAKE_MAKEFILE_DEPENDS); configure again"]
     m = re.search(r"^CMAKE_ROOT:INTERNAL=(.*)$", cache, re.M)
     cmake_root = Path(m.group(1)).resolve() if m else None
+    # The tools' own CMake files are read only where the tools are on
+    # (digest.TOOLS_ONLY), a build no record is made from (record refuses
+    # one): they cannot shape a recorded binary.
+    if re.search(r"^COURSE_TOOLS:BOOL=(?:ON|TRUE|1|YES)$", cache, re.M | re.I):
+        covered |= {f"cmake/{name}.cmake" for name in digest.TOOLS_ONLY}
     real_root, real_build = root.resolve(), build.resolve()
     problems = []
     for name in inputs:

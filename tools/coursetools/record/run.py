@@ -10,6 +10,7 @@ import contextlib
 import datetime as dt
 import json
 import os
+import re
 import subprocess
 import tempfile
 import time
@@ -229,6 +230,12 @@ def record(
         raise EvidenceError(["refused to record: the lesson's build definition adds what the course's does not:"]
                             + steps)
     build = Path(build or build_dir())
+    cache = build / "CMakeCache.txt"
+    if cache.is_file() and re.search(r"^COURSE_TOOLS:BOOL=(?:ON|TRUE|1|YES)$",
+                                     cache.read_text(encoding="utf-8", errors="replace"), re.M | re.I):
+        raise UsageError(f"{display_path(build)} is configured with the tools on, which read CMake files the "
+                         "sources digest does not cover; record from a build without them: cmake --preset gpu-only, "
+                         "then --build-dir build-gpu")
     targets = [lesson.target] + ([lesson.timeline_target] if timeline and lesson.timeline_target else []) + (
         [lesson.nvbench_target] if nvbench and lesson.nvbench_target else [])
     built_by = _build(build, targets)
