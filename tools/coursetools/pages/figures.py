@@ -52,7 +52,12 @@ class PageFigures:
             raise TemplateProblem(f"figure name '{name}' is not valid; expected lower-case letters, digits and hyphens")
         rel = f"{FIGURES}/{name}.svg"
         source = self if self.verified else self._earlier()
-        svg = draw(source) if source is not None else None
+        try:
+            svg = draw(source) if source is not None else None
+        except TemplateProblem:
+            if source is self:
+                raise
+            svg = None  # the earlier code's record lacks what this chart draws: no chart until a record has it
         if not svg:
             return ""
         self._figures[rel] = svg
@@ -108,6 +113,7 @@ class PageFigures:
             if tag in ("text", "tspan", "title", "desc") and el.text:
                 words.append(el.text)
         self._chart_words(*words)
+        self._pictures.add(rel)
         return f"![{title}]({rel})\n"
 
     def plot(self, name: str, title: str, value: str, label: str = "{mode}", note: str = "", unit: str = "",

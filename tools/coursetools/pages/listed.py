@@ -50,6 +50,10 @@ PLACEHOLDER_SAMPLES = 16
 TIMING_STATS = ("median_ms", "q1_ms", "q3_ms", "min_ms", "max_ms", "mean_ms", "gbps", "spread")
 # What a run adds to a counted row (a negative build's race).
 COUNTED = ("trials", "wrong_runs", "wrong_values")
+# What a run adds to a timeline row (course/timeline.cuh's summarize).
+TIMELINE_TIMES = ("blocks", "first_start_us", "last_start_us", "first_end_us", "last_end_us", "median_block_us",
+                  "median_wait_us", "max_wait_us", "span_us")
+TIMELINE_LISTS = ("resident", "waiting", "block_start_us", "block_end_us", "block_wait_us", "block_sm")
 # A listed setting the program reads off its GPU when it runs.
 KNOWN_WHEN_RUN = "known when run"
 # The whole-number fields that say which row a row is (its size, its bins,
@@ -104,7 +108,9 @@ def _placeholders(rows: list) -> list:
         if not isinstance(row, dict):
             continue
         row = {k: 0.0 if type(v) is int and v == 0 else v for k, v in row.items()}
-        if "timing" in row and "group" in row and row.get("group") != "timeline":
+        if row.get("group") == "timeline":
+            row.update({k: PLACEHOLDER_MS for k in TIMELINE_TIMES}, **{k: [PLACEHOLDER_MS] for k in TIMELINE_LISTS})
+        elif "timing" in row and "group" in row:
             row.update({k: PLACEHOLDER_MS for k in TIMING_STATS},
                        samples_ms=[PLACEHOLDER_MS] * PLACEHOLDER_SAMPLES, samples=PLACEHOLDER_SAMPLES)
             if "calls" in row:

@@ -78,6 +78,9 @@ def _plain(text: str) -> str:
 
 def read(page: str) -> Reading:
     part = re.sub(r"<!--.*?-->", "", teaching_part(page), flags=re.S)
+    # The renderer's notice on a page whose evidence is not valid is not
+    # the author's teaching: its reasons are as long as the evidence says.
+    part = re.sub(r"^> \*\*UNVERIFIED\.\*\*[^\n]*\n", "", part, flags=re.M)
     prose, before, first_table, section = [], 0, "", "(top)"
     sections: dict[str, int] = {}
     in_fence = None

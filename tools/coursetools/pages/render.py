@@ -127,11 +127,14 @@ def render_lesson(lesson: Lesson, keep_marks: bool = False,
     # (a chart typed as an image), so it is refused like a foreign file.
     local = {f: posixpath.normpath(f) if not re.match(r"^[a-z][a-z0-9+.-]*:|^/", f, re.I) else None
              for f in shown_figures}
-    foreign = sorted((f if len(f) <= 60 else f[:57] + "...") for f, norm in local.items() if norm not in page._figures)
+    drawn_or_vouched = set(page._figures) | page._pictures
+    foreign = sorted((f if len(f) <= 60 else f[:57] + "...") for f, norm in local.items()
+                     if norm not in drawn_or_vouched)
     if foreign:
         # A figure in figures/ is shown only as a helper draws it from the record now.
         return {}, [Diagnostic(shown, 0, 0, f"the page shows {', '.join(foreign)}, which no page helper drew "
-                               "in this render; a chart on a page comes from page.plot and its kin")], state
+                               "in this render; a chart on a page comes from page.plot and its kin, a picture "
+                               "drawn by hand from page.picture")], state
     if state.valid and UNMEASURED in out:
         # A verified page shows what its record holds: a helper that found
         # nothing asked for a row, field or counter the record does not have.

@@ -154,6 +154,7 @@ class PageRows:
         self._state = state
         self._snippets = {s.name: s for s in lesson_snippets}
         self._figures: dict[str, str] = {}
+        self._pictures: set[str] = set()  # hand-drawn pictures page.picture vouched for
         # One run a record of the promoted set: the first is the one the
         # page's numbers come from; the words come from all (verdicts.py).
         self._runs = [Run(r) for r in (state.records if state.valid else [])]

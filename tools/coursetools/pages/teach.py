@@ -112,9 +112,11 @@ class PageTeach:
         ratios = []
         for run in self._runs:
             ra, rb = run.select(a), run.select(b)
-            if len(ra) != 1 or len(rb) != 1 or not ra[0].get(field) or not rb[0].get(field):
+            va = self._field(ra[0], field) if len(ra) == 1 else None
+            vb = self._field(rb[0], field) if len(rb) == 1 else None
+            if not isinstance(va, (int, float)) or not isinstance(vb, (int, float)) or va <= 0:
                 return UNMEASURED
-            ratios.append((run.gpu, rb[0][field] / ra[0][field]))
+            ratios.append((run.gpu, vb / va if vb > 0 else 1.0))
         if not ratios:
             return UNMEASURED
         anchor = self._entry(f"{_name(b)} over {_name(a)}, medians of {field}: "
@@ -177,6 +179,25 @@ class PageTeach:
                                                    zip(versions, meds) if m))
         anchor = self._entry(f"the ladder at {elements:,} elements, {timing}, median times: " + "; ".join(each))
         return "\n".join(lines) + "\n\n" + mark(f"[Each GPU's times]({'#' + anchor}).") + "\n"
+
+    def same_code(self) -> str:
+        """The same code against itself, on each GPU of the set: per timing
+        and band of launch time, the same-code pairs (twins, and the pairs
+        the program declares), how many the rule called faster or slower at
+        its 2% margin (false calls: the rule's measured error rate), the
+        largest shift between them, and the margin the page's words there
+        use (rule/resolution.py)."""
+        from ..rule import resolution
+
+        if not self.verified:
+            return f"{UNMEASURED}\n"
+        lines = ["| GPU | timing | launch time | same-code pairs | called faster or slower | largest shift | "
+                 "margin used |", "|" + " --- |" * 7]
+        for run in self._runs:
+            for t in resolution.tally((run.record or {}).get("results") or {}):
+                lines.append(f"| {run.gpu} | {t['timing']} | {t['band']} | {t['pairs']:,} | "
+                             f"{t['faster_or_slower']:,} | {t['largest_shift_pct']:.1f}% | {t['margin_pct']:.1f}% |")
+        return mark("\n".join(lines) + "\n")
 
     def evidence(self) -> str:
         """The appendix's entries, a subsection each ('### Evidence: TITLE')
