@@ -144,18 +144,22 @@ class PageTeach:
         peak = peak_dram_gbps((self._record or {}).get("results", {}).get("gpu") or {}) if self.verified else None
         return mark(number_format(peak, fmt, "gbps")) if peak else UNMEASURED
 
-    def ladder(self, versions: list, elements: int, timing: str = "cold", key: str = "version") -> str:
+    def ladder(self, versions: list, elements: int, timing: str = "cold", key: str = "version",
+               references: list = ()) -> str:
         """A ladder in Mark Harris's form: a line per row of `versions` (its
         `key`) at `elements` in `timing`: what it changes (its "change"
         field), its median time in microseconds, its GB/s and its share of
         the DRAM's theoretical peak, and its speed-up over the line before
         and over the first line (ratios of medians, first GPU: '5.4x', or
-        '12%' below 1.5x). The entry behind it gives every GPU's medians."""
+        '12%' below 1.5x). `references` are rows set beside the ladder (a
+        library, a ceiling): no step, their speed-up over the first line
+        only. The entry behind it gives every GPU's medians."""
         if not self.verified:
             return f"{UNMEASURED}\n"
         gpu = (self._record.get("results") or {}).get("gpu") or {}
         peak = peak_dram_gbps(gpu)
         rows = []
+        versions = list(versions) + [v for v in references if v not in versions]
         for v in versions:
             r = self._one({"group": "ladder", key: v, "elements": elements, "timing": timing})
             if r is None:
@@ -168,8 +172,8 @@ class PageTeach:
             t = r["median_ms"]
             cells = [f"`{v}`", str(r.get("change", "")), f"{1000 * t:,.1f}", f"{r.get('gbps', 0):,.0f}",
                      f"{100 * r['gbps'] / peak:.0f}%" if peak and r.get("gbps") else "",
-                     speedup_text(prev / t) if r is not rows[0] else "", speedup_text(first / t)
-                     if r is not rows[0] else ""]
+                     speedup_text(prev / t) if r is not rows[0] and v not in references else "",
+                     speedup_text(first / t) if r is not rows[0] else ""]
             lines.append("| " + " | ".join(mark(c) if i else c for i, c in enumerate(cells)) + " |")
             prev = t
         each = []
