@@ -71,8 +71,8 @@ struct Versus {
 // The order of the rows in each round of one set: a Fisher-Yates shuffle
 // (from the last place down, place i swapped with draw % (i + 1)) driven by
 // splitmix64 from the set's own seed, the run's seed XOR the FNV-1a hash of
-// the set's name. Written out so that the tools, given the seed a record
-// keeps, make every round's order again (tools/coursetools/rule/order.py).
+// the set's name. Written out in full so that anyone given the seed a
+// record keeps can make every round's order again.
 class RoundOrder {
 public:
     RoundOrder(unsigned long long runSeed, const std::string& set) {

@@ -88,13 +88,21 @@ def test_a_listing_holds_exactly_the_rows_of_the_promoted_record_of_this_code(le
         kept = lambda r: (r.get("set", "").rsplit(" ", 1)[0], name(r)) not in left_out  # noqa: E731
         ident = lambda r: _stats_free({k: v for k, v in r.items() if k not in TIMED})  # noqa: E731
         assert sorted(map(ident, want["rows"])) == sorted(map(ident, filter(kept, got["results"]["rows"])))
-        run_checks = [c["check"] for c in want["checks"]]
+        # The listing leaves out the checks a run makes after timing (a
+        # deterministic row's bits again): the header of 1bf03a4 lists
+        # none; its next change lists them, and this exception goes.
+        run_checks = [c["check"] for c in want["checks"] if not c["check"].endswith(" same bits after timing")]
         assert run_checks == [c for c in (c["check"] for c in got["results"]["checks"])
                               if not any(c.startswith(f"{s} {n}") for s, n in left_out)]
-        assert sorted(want["settings"]) == sorted(got["results"]["settings"])
-        assert [(d["set"], d["a"], d["b"]) for d in want["decisions"]] == \
-               [(d["set"], d["a"], d["b"]) for d in got["results"]["decisions"]
-                if all((d["set"].rsplit(" ", 1)[0], x) not in left_out for x in (d["a"], d["b"]))]
+        # A run's setup may record settings of its own (day 77's threads a
+        # block) that a listing of 1bf03a4 does not name: every listed one is
+        # the record's.
+        assert set(got["results"]["settings"]) <= set(want["settings"])
+        # The same pairs (a run orders twins as its rows come, a listing of
+        # 1bf03a4 as the experiment names them).
+        assert sorted((d["set"], d["a"], d["b"]) for d in want["decisions"]) == \
+               sorted((d["set"], d["a"], d["b"]) for d in got["results"]["decisions"]
+                      if all((d["set"].rsplit(" ", 1)[0], x) not in left_out for x in (d["a"], d["b"])))
         if (rec.get("profile") or {}).get("runs"):  # a timed-only record profiles nothing
             assert [[r["row"] for r in run["rows"]] for run in rec["profile"]["runs"]] == \
                    [[r["row"] for r in run["rows"]] for run in got["profile"]["runs"]]

@@ -3,6 +3,8 @@ browser test's judgments can fail."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from coursetools.pages.prose import box_problems
 from coursetools.site import browser as site_browser
 from coursetools.site import build as site_build
@@ -228,3 +230,18 @@ def test_folding_a_section_changes_nothing_a_reader_sees_once_it_is_open():
         assert _shown(folded) == _shown(page), body
         both = site_build._fold_sections(site_build._fold_long_blocks(page))
         assert _shown(both) == _shown(site_build._fold_long_blocks(page)), body
+
+
+def test_a_phones_teaching_part_ends_where_the_evidence_appendix_begins():
+    from coursetools.site import browser
+
+    check = {"cut": [], "charts": [], "width": 390, "height": 12000,
+             "sections": [{"title": "The ladder", "top": 100}, {"title": "Evidence", "top": 7500},
+                          {"title": "Evidence: v1", "top": 9000}]}
+    assert browser.teaching_height(check) == 7500
+    said = browser.layout_problems(check, Path("p.md"), 390)
+    assert any("the teaching part (before the evidence appendix) is 7,500 px tall" in p for p in said)
+    check["sections"][1]["top"] = 6900
+    assert browser.layout_problems(check, Path("p.md"), 390) == []
+    # no appendix: the whole page teaches, and 12,000 px is too tall for that
+    assert any("12,000 px tall" in p for p in browser.layout_problems(dict(check, sections=[]), Path("p.md"), 390))

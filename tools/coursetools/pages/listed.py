@@ -232,6 +232,9 @@ class ListedPage(Page):
             return 0.0  # a probe's value: known once it runs
         return super()._field(row, field)
 
+    def peak_gbps(self, fmt: str = ",.0f") -> str:
+        return mark(number_format(0.0, fmt))  # the GPU's report: known once it runs
+
     def _timeline_unbuilt(self) -> bool:
         """No timeline program in this build to list (the course's build
         leaves it out; `check DAY` builds it): its rows go unchecked."""

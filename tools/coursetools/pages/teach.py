@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from ..record.plausibility import peak_dram_gbps
+from ..hardware import peak_dram_gbps
 from ..rule import verdict as cmp
 from .formats import number as number_format
 from .marks import TemplateProblem, mark
@@ -209,7 +209,9 @@ class PageTeach:
         out = []
         for section in self._teach()["sections"].values():
             if section["entries"]:
-                out.append(f"### Evidence: {section['title']}\n")
+                # A line of prose first: on a phone the site shows it and
+                # folds the list behind it (site/build.py).
+                out.append(f"### Evidence: {section['title']}\n\nEach GPU's numbers behind the words above.\n")
                 out += [f"- {e}" for e in section["entries"]]
                 out.append("")
         return mark("\n".join(out) + "\n") if out else ""

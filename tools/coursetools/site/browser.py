@@ -207,6 +207,18 @@ MAX_SHOT_PX = 16000
 # folds day 24 measured 13,316 px, day 77 7,624 px and day 58 7,303 px at
 # 390 px (2026-12-02; 22,891, 17,592 and 12,325 px without them).
 MAX_PHONE_PAGE_PX = 15000
+# What a student reads first, the page up to its evidence appendix (the
+# first section whose title begins "Evidence"), is shorter still: a lesson,
+# not an audit (day 24's was 13,316 px before the appendix held the proof).
+MAX_PHONE_TEACHING_PX = 7000
+
+
+def teaching_height(check: dict) -> int:
+    """Where the evidence appendix begins (the page's height where it has
+    none)."""
+    tops = [float(s.get("top", 0)) for s in check.get("sections") or []
+            if isinstance(s, dict) and str(s.get("title", "")).startswith("Evidence")]
+    return int(min(tops)) if tops else int(check.get("height", 0))
 
 
 def tallest_sections(check: dict) -> list[tuple[str, int]]:
@@ -279,6 +291,10 @@ def layout_problems(check: dict, page: Path, width: int) -> list[str]:
         tallest = ", ".join(f"{t} ({h:,} px)" for t, h in tallest_sections(check)[:3])
         problems.append(f"the page is {int(check['height']):,} px tall at {width} px (at most "
                         f"{MAX_PHONE_PAGE_PX:,}: fold its long tables and outputs; tallest: {tallest})")
+    if width < 500 and teaching_height(check) > MAX_PHONE_TEACHING_PX:
+        problems.append(f"the teaching part (before the evidence appendix) is {teaching_height(check):,} px tall "
+                        f"at {width} px (at most {MAX_PHONE_TEACHING_PX:,}: move proof into the appendix, shorten "
+                        "the steps)")
     return problems + chart_problems(check, page, width)
 
 

@@ -163,8 +163,11 @@ def _fold_long_blocks(page: str) -> str:
 # closed on a narrow one (course.js). A chart stays out of the fold: it is
 # what a phone's reader scrolls for, and the layout check measures its
 # labels as shown; so does raw HTML, which Markdown reads otherwise inside
-# a fold. A test holds that a fold changes nothing a reader sees open. A rest shorter than this many lines stays as it is.
+# a fold. A test holds that a fold changes nothing a reader sees open. A
+# rest shorter than this many lines, and of fewer characters than this
+# (a long line wraps on a phone as many short ones do), stays as it is.
 FOLD_SECTION_LINES = 6
+FOLD_SECTION_CHARS = 600
 _CHART_LINE = re.compile(r"^!\[[^\]]*\]\(figures/[^)]+\.svg\)\s*$")
 
 
@@ -271,7 +274,7 @@ def _fold_sections(page: str) -> str:
         run: list[str] = []
 
         def flush():
-            if sum(1 for l in run if l.strip()) >= FOLD_SECTION_LINES:
+            if sum(1 for l in run if l.strip()) >= FOLD_SECTION_LINES or sum(map(len, run)) >= FOLD_SECTION_CHARS:
                 out.extend(["", f'???+ more "More of {title}"', ""] + ["    " + l if l.strip() else "" for l in run] + [""])
             else:
                 out.extend(run)
