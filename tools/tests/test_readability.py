@@ -45,3 +45,13 @@ def test_links_and_emphasis_read_as_their_words_and_a_figure_ends_the_opening():
     r = readability.read("Read [**the ladder**](#evidence-x) first.\n\n![A chart](figures/a.svg)\n\nMore words here.\n")
     assert r.sentences == ["Read the ladder first.", "More words here."]
     assert r.words_before_first_table == 4 and r.first_table.startswith("![A chart]")
+
+
+def test_a_ratio_reads_as_x_from_one_and_a_half_and_as_a_span_where_gpus_differ():
+    from coursetools.pages.teach import range_text, ratio_text, speedup_text
+
+    assert ratio_text(5.43) == "5.4x faster" and ratio_text(1 / 17.04) == "17x slower"
+    assert ratio_text(1.12) == "12% faster" and ratio_text(1 / 1.031) == "3.1% slower"
+    assert range_text([1.2, 1.106]) == "11% to 20% faster"
+    assert range_text([1.4, 1.7]) == "1.4x to 1.7x faster" and range_text([1.22, 1.2201]) == "22% faster"
+    assert speedup_text(1.9) == "1.9x" and speedup_text(1 / 1.22) == "-22%" and speedup_text(1.028) == "+2.8%"

@@ -36,6 +36,21 @@ def ratio_text(r: float) -> str:
     return f"{pct:.1f}% {word}" if pct < 10 else f"{pct:.0f}% {word}"
 
 
+def range_text(ratios: list[float]) -> str:
+    """Ratios of one direction on several GPUs as one short form: '22%
+    faster' where they print alike, else the span, '11% to 20% faster' or
+    '1.4x to 1.7x faster' (in x when either end is 1.5 or more)."""
+    texts = {ratio_text(r) for r in ratios}
+    if len(texts) == 1:
+        return texts.pop()
+    ups = sorted(r if r >= 1 else 1 / r for r in ratios)
+    word = "faster" if ratios[0] >= 1 else "slower"
+    if ups[-1] >= TIMES_FROM:
+        return f"{ups[0]:.1f}x to {ups[-1]:.1f}x {word}"
+    lo, hi = (100 * (u - 1) for u in (ups[0], ups[-1]))
+    return f"{lo:.1f}% to {hi:.1f}% {word}" if hi < 10 else f"{lo:.0f}% to {hi:.0f}% {word}"
+
+
 def speedup_text(r: float) -> str:
     """A ladder's speed-up column: '5.4x', '12%', '-3%' (slower)."""
     if r >= TIMES_FROM:
@@ -85,10 +100,11 @@ class PageTeach:
     def vs(self, a: dict, b: dict) -> str:
         """Row `a` against row `b` in the teaching part's short form, by the
         comparison rule on every GPU of the set: '5.4x faster' or '12%
-        faster' (the first GPU's estimate) where every GPU says faster (or
-        slower), 'the same', 'not distinguishable', or each GPU's word where
-        they differ; a link to its appendix entry, which holds each GPU's
-        estimate and 99.9% interval."""
+        faster' where every GPU says faster (or slower) and their estimates
+        print alike, else their span ('11% to 20% faster'); 'the same', 'not
+        distinguishable', or each GPU's word where they differ; a link to
+        its appendix entry, which holds each GPU's estimate and 99.9%
+        interval."""
         from .verdicts import phrase
 
         vs = self._verdicts_each(a, b)
@@ -97,7 +113,7 @@ class PageTeach:
         words = [v.word for _, v in vs]
         if len(set(words)) == 1:
             first = vs[0][1]
-            short = ratio_text(first.ratio) if first.word in (cmp.FASTER, cmp.SLOWER) else first.word
+            short = range_text([v.ratio for _, v in vs]) if first.word in (cmp.FASTER, cmp.SLOWER) else first.word
         else:
             short = ", ".join(f"{w} on {g}" for (g, _), w in zip(vs, words))
         anchor = self._entry(f"{_name(a)} against {_name(b)}: "
