@@ -103,9 +103,10 @@ class PageVerdicts:
         distinguishable', where every GPU of the set says it; else each
         GPU's word ('faster on GPU 0bbaa9b9 but the same on GPU 411bc198').
         style='full' adds the estimate and interval: the first GPU's where
-        all agree ('2.1% faster (1.4% to 2.8%), on both GPUs'), each GPU's
-        where they differ ('2.5% slower (2.2% to 2.7%) on GPU 0bbaa9b9 but
-        not distinguishable (1.8% to 2.2% slower) on GPU 411bc198')."""
+        all agree ('2.1% faster (1.4% to 2.8%) on GPU 0bbaa9b9; faster on
+        both GPUs'), each GPU's where they differ ('2.5% slower (2.2% to
+        2.7%) on GPU 0bbaa9b9 but not distinguishable (1.8% to 2.2% slower)
+        on GPU 411bc198')."""
         if style not in ("word", "full"):
             raise TemplateProblem(f"style '{style}' is not known; expected 'word' or 'full'")
         vs = self._verdicts_each(a, b)
@@ -118,9 +119,9 @@ class PageVerdicts:
             return mark(phrase(vs[0][1]))
         if agree:
             # One word on every GPU: the estimate and interval of the first,
-            # the one the page's numbers come from (its provenance says so).
+            # the one the page's numbers come from, named as its.
             both = "both GPUs" if len(vs) == 2 else f"all {len(vs)} GPUs"
-            return mark(f"{phrase(vs[0][1])}, on {both}")
+            return mark(f"{phrase(vs[0][1])} on {vs[0][0]}; {vs[0][1].word} on {both}")
         said = [f"{v.word if style == 'word' else phrase(v)} on {gpu}" for gpu, v in vs]
         return mark(" but ".join(said))
 
