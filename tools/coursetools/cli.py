@@ -18,7 +18,7 @@ from .sources import manifest
 
 
 class Parser(argparse.ArgumentParser):
-    """A parser whose wrong usage is exit 2 through the one error path, and
+    """A parser whose wrong usage is exit 64 through the one error path, and
     whose subcommands describe themselves in their own --help (their
     one-line help, where no longer description is given)."""
 

@@ -160,7 +160,7 @@ def _tracked_files_under(folder: Path, root: Path) -> bool:
 
 
 def check_output_folder(out: Path, root: Path) -> None:
-    """Raises UsageError (exit 2) unless a tool may write the folder `out`:
+    """Raises UsageError (exit 64) unless a tool may write the folder `out`:
     never the repository's root, an ancestor of it, a folder of sources or
     one holding tracked files; only a folder this tool made (it has the
     stamp), an empty one, or one that does not exist yet."""
@@ -205,7 +205,7 @@ def ensure_owned_folder(out: Path, root: Path) -> Path:
 
 
 def check_output_file(out: Path, root: Path) -> None:
-    """Raises UsageError (exit 2) unless a tool may write the single file
+    """Raises UsageError (exit 64) unless a tool may write the single file
     `out`: not a link or anything but a regular file, not a file git
     tracks, not at the repository's top level or inside a folder of
     sources (a mistyped -o must never replace a source)."""

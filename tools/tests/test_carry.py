@@ -99,13 +99,13 @@ def test_bad_runs_get_one_line_naming_the_file(course, tmp_path, make, words):
     path = tmp_path / "rtx.json"
     make(path)
     r = course("evidence", "compare", LESSON, "promoted", path)
-    assert r.code == 2 and words in r.err, r.err  # a student's file is input: not the evidence's exit 4
+    assert r.code == 64 and words in r.err, r.err  # a student's file is input: not the evidence's exit 4
     assert len(r.err.strip().splitlines()) == 1
 
 
 def test_an_unknown_tag_is_named(course):
     r = course("evidence", "compare", LESSON, "promoted", "h200-1999-01-01")
-    assert r.code == 2 and "no record of day24_reduction with tag 'h200-1999-01-01'" in r.err
+    assert r.code == 64 and "no record of day24_reduction with tag 'h200-1999-01-01'" in r.err
 
 
 def test_strings_from_a_run_reach_the_terminal_escaped(course, tmp_path):

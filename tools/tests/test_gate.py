@@ -328,7 +328,7 @@ def test_evidence_json_with_a_duplicate_key_or_a_lone_surrogate_is_exit_4_with_i
 @pytest.mark.parametrize("args", [["day32_semi", "--topic", "a;b"], ["day031_alpha"], ["day0_x"]])
 def test_new_refuses_what_would_break_the_course(course, in_tmp, args):
     (in_tmp / "lessons").mkdir()
-    one_line(course("new", *args), 2)
+    one_line(course("new", *args), 64)
     assert list((in_tmp / "lessons").iterdir()) == []
 
 

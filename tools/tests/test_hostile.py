@@ -56,22 +56,22 @@ def one_line_error(r, code):
 def test_output_into_sources_is_refused_and_nothing_is_lost(course, tree, out):
     before = snapshot(tree)
     r = course("snippets", "lessons/day01_x/a.cu", "--lesson", "day01_x", "-o", out)
-    one_line_error(r, 2)
+    one_line_error(r, 64)
     assert snapshot(tree) == before
 
 
 def test_output_into_a_folder_the_tool_did_not_make_is_refused(course, tree):
     write(tree / "mine" / "notes.txt", "keep me")
     r = course("snippets", "lessons/day01_x/a.cu", "--lesson", "day01_x", "-o", "mine")
-    one_line_error(r, 2)
+    one_line_error(r, 64)
     assert (tree / "mine" / "notes.txt").read_text() == "keep me"
 
 
 def test_output_at_a_file_or_an_unwritable_place(course, tree):
     write(tree / "afile", "x")
-    one_line_error(course("snippets", "lessons/day01_x/a.cu", "--lesson", "day01_x", "-o", "afile"), 2)
+    one_line_error(course("snippets", "lessons/day01_x/a.cu", "--lesson", "day01_x", "-o", "afile"), 64)
     assert (tree / "afile").read_text() == "x"
-    one_line_error(course("snippets", "lessons/day01_x/a.cu", "--lesson", "day01_x", "-o", "/proc/no-such/x"), 2)
+    one_line_error(course("snippets", "lessons/day01_x/a.cu", "--lesson", "day01_x", "-o", "/proc/no-such/x"), 64)
 
 
 def test_the_lesson_name_never_comes_from_a_folder(course, tree, tmp_path):
@@ -85,8 +85,8 @@ def test_the_lesson_name_never_comes_from_a_folder(course, tree, tmp_path):
     one_line_error(r, 1)
     assert "leads outside the repository" in r.err
     assert snapshot(tree / "out") == before
-    one_line_error(course("snippets", "lessons/day01_x/a.cu", "-o", "out"), 2)  # no --lesson given
-    one_line_error(course("snippets", "lessons/day01_x/a.cu", "--lesson", "../x", "-o", "out"), 2)
+    one_line_error(course("snippets", "lessons/day01_x/a.cu", "-o", "out"), 64)  # no --lesson given
+    one_line_error(course("snippets", "lessons/day01_x/a.cu", "--lesson", "../x", "-o", "out"), 64)
 
 
 def test_a_fifo_or_a_device_is_refused_without_hanging(course, tree):
@@ -230,13 +230,13 @@ def test_a_record_that_is_a_list_exits_4(course, page_repo):
 
 def test_promote_with_a_path_for_a_tag_is_refused(course, page_repo, tmp_path):
     r = course("evidence", "promote", "--lesson", "day99_fake", "--tag", "../../x", "--by", "Me", "--key", "k")
-    one_line_error(r, 2)
+    one_line_error(r, 64)
     assert "not valid" in r.err
 
 
 def test_record_runs_only_the_builds_own_binary(course, page_repo):
     r = course("evidence", "record", "--lesson", "day99_fake", "--tag", "t1", "--binary", "/bin/true")
-    one_line_error(r, 2)
+    one_line_error(r, 64)
     assert "unrecognized arguments: --binary" in r.err
 
 
@@ -265,9 +265,9 @@ def test_review_never_writes_over_a_source_or_builds_into_one(course, tree, monk
     from coursetools.record import review
     monkeypatch.setattr(manifest, "ROOT", tree)
     before = snapshot(tree)
-    one_line_error(course("review", "--build-dir", str(tree / "build-gpu"), "-o", "lessons/day01_x/a.cu"), 2)
-    one_line_error(course("review", "--build-dir", str(tree / "build-gpu"), "-o", "README.md"), 2)
-    one_line_error(course("review", "--build-dir", "lessons/day01_x", "-o", "build-gpu/review.json"), 2)
+    one_line_error(course("review", "--build-dir", str(tree / "build-gpu"), "-o", "lessons/day01_x/a.cu"), 64)
+    one_line_error(course("review", "--build-dir", str(tree / "build-gpu"), "-o", "README.md"), 64)
+    one_line_error(course("review", "--build-dir", "lessons/day01_x", "-o", "build-gpu/review.json"), 64)
     assert snapshot(tree) == before
 
 
@@ -288,7 +288,7 @@ def test_add_reviewer_cannot_speak_for_another_reviewer(course, page_repo, tmp_p
     root, _ = page_repo
     key = tmp_path / "k"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
-    one_line_error(course("evidence", "add-reviewer", "--key", str(key) + ".pub", *args), 2)
+    one_line_error(course("evidence", "add-reviewer", "--key", str(key) + ".pub", *args), 64)
     assert not (root / "evidence" / "allowed_signers").exists()
 
 
@@ -428,7 +428,7 @@ def test_deeply_nested_snippets_are_refused_quickly():
 
 
 def test_a_binary_key_file_is_a_usage_error(course, page_repo):
-    one_line_error(course("evidence", "add-reviewer", "--principal", "a@x.org", "--key", "/bin/sh"), 2)
+    one_line_error(course("evidence", "add-reviewer", "--principal", "a@x.org", "--key", "/bin/sh"), 64)
 
 
 def test_a_lesson_toml_that_links_out_is_refused(page_repo, tmp_path):

@@ -217,7 +217,7 @@ def test_a_listed_json_is_refused_by_compare_as_a_run(course, in_tmp, monkeypatc
     out = in_tmp / "mine.json"
     subprocess.run([lesson.binary, "--list", "--json", str(out)], check=True)
     r = course("evidence", "compare", "day99_fake", str(out), str(out))
-    assert r.code == 2 and "written with --list" in r.err
+    assert r.code == 64 and "written with --list" in r.err
 
 
 def test_a_miss_names_the_field_that_leaves_no_row_and_the_nearest_value(in_tmp, monkeypatch):

@@ -222,4 +222,4 @@ def test_the_page_api_is_listed_from_the_helpers_themselves(course):
     one = course("page-api", "page.plot")
     assert one.code == 0 and one.out.startswith("page.plot(name, title, value, label='{mode}'")
     bad = course("page-api", "page.plott")
-    assert bad.code == 2 and "page.plot," in bad.err
+    assert bad.code == 64 and "page.plot," in bad.err

@@ -55,18 +55,18 @@ def test_days_from_the_skeleton_share_no_snippet_name(course, root):
 ])
 def test_bad_names_are_refused(course, root, args, words):
     r = course("new", *args)
-    assert r.code == 2 and words in r.err
+    assert r.code == 64 and words in r.err
 
 
 def test_an_existing_lesson_or_day_is_never_overwritten(course, root):
     assert course("new", "day30_vector_add").code == 0
     before = (root / "lessons" / "day30_vector_add" / "vector_add.cu").read_text()
-    assert course("new", "day30_vector_add").code == 2
+    assert course("new", "day30_vector_add").code == 64
     r = course("new", "day30_other")
-    assert r.code == 2 and "day 30 already exists" in r.err
+    assert r.code == 64 and "day 30 already exists" in r.err
     (root / "lessons" / "day031_alpha").mkdir()  # a folder made by hand, with a leading zero
     r = course("new", "day31_beta")
-    assert r.code == 2 and "day 31 already exists" in r.err
+    assert r.code == 64 and "day 31 already exists" in r.err
     assert (root / "lessons" / "day30_vector_add" / "vector_add.cu").read_text() == before
 
 
@@ -151,7 +151,7 @@ def test_an_authors_check_of_one_day_runs_every_check_of_that_day(course):
                  "ctest --preset course -R day58_pdl"):
         assert step in r.out, r.out
     bad = course("check", "day99_nonexistent")
-    assert bad.code == 2 and "day99_nonexistent" in bad.err
+    assert bad.code == 64 and "day99_nonexistent" in bad.err
 
 
 @pytest.mark.skipif(lint.clang_format_binary() is None, reason="clang-format is not installed")

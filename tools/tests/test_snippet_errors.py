@@ -103,7 +103,7 @@ def test_bad_run_leaves_previous_artifacts_untouched(course, in_tmp):
 
 def test_wrong_usage_is_exit_2(course, in_tmp):
     r = course("snippets", "--no-such-flag")
-    assert r.code == 2
+    assert r.code == 64
 
 
 def test_a_name_another_lesson_uses_is_named_at_both_places(course, in_tmp, monkeypatch):
