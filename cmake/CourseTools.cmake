@@ -62,8 +62,8 @@ set(state "${CMAKE_BINARY_DIR}/evidence-state.json")
 file(GLOB_RECURSE evidence_files CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/evidence/*")
 list(FILTER evidence_files EXCLUDE REGEX "/[.]promote[.]lock$")
 file(GLOB_RECURSE common_files LIST_DIRECTORIES false CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/common/*")
-# The build's definition, as the digest reads it (sources/digest.py), a
-# file configure does not read among it (cmake/CheckArchCourse.cmake).
+# The build's definition, as the digest reads it (sources/digest.py):
+# CMakePresets.json among it, which configure does not track.
 file(GLOB build_files LIST_DIRECTORIES false CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/cmake/*")
 foreach(f CMakeLists.txt CMakePresets.json lessons/CMakeLists.txt research/experiments/CMakeLists.txt)
   list(APPEND build_files "${PROJECT_SOURCE_DIR}/${f}")
@@ -144,7 +144,7 @@ endforeach()
 # the days that need more are named and left out, their pages untouched.
 add_test(NAME arch86_course
   COMMAND ${CMAKE_COMMAND} -DSOURCE=${PROJECT_SOURCE_DIR} -DBUILD=${CMAKE_BINARY_DIR}/arch86 -DARCH=86
-          -DVENV=${COURSE_VENV} -P "${PROJECT_SOURCE_DIR}/cmake/CheckArchCourse.cmake")
+          -DVENV=${COURSE_VENV} -P "${PROJECT_SOURCE_DIR}/tests/arch_course.cmake")
 # COST: CTest starts the longest tests first, so `-j 2` ends sooner.
 set_tests_properties(arch86_course PROPERTIES LABELS cpu TIMEOUT ${COURSE_TEST_TIMEOUT} COST 60)
 if(COURSE_SITE)

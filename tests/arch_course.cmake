@@ -5,7 +5,10 @@
 # refuse bad arguments; the course's own checks must pass in that build,
 # the left-out days' promoted evidence still valid and their pages untouched.
 #
-#   cmake -DSOURCE=<repo> -DBUILD=<folder> -DARCH=86 -DVENV=<venv> -P CheckArchCourse.cmake
+#   cmake -DSOURCE=<repo> -DBUILD=<folder> -DARCH=86 -DVENV=<venv> -P tests/arch_course.cmake
+#
+# A test, not the build's definition: it lives beside the other tests, out
+# of cmake/ (which the sources digest reads and configure includes).
 #
 # VENV: the main build's tool environment, shared (nothing to install).
 # Only what the architecture changes is checked again in there, at a cost
