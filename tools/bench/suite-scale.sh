@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# What each day costs the suite: a fresh clone of this repository's HEAD is
+# built and `ctest --preset course` timed; then DAYS days are added with
+# `tools/course new`, built, and ctest timed again, in one sequence on one
+# machine. It prints both times, the tests that failed in each, and the
+# seconds each added day cost; it exits 1 when a test failed with the days
+# that passed without them (a skeleton day must pass every test).
+#
+#   tools/bench/suite-scale.sh [DAYS] [FOLDER]    (10 days; a new folder in /tmp)
+#
+# Uncommitted changes are not in the clone: commit first. The builds are
+# not timed (their logs are in FOLDER); a run takes about DAYS/2 + 15 minutes
+# on a 2-core machine.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+days=${1:-10}
+work=${2:-$(mktemp -d /tmp/suite-scale.XXXXXX)}
+[[ "$days" =~ ^[1-9][0-9]?$ ]] || { echo "suite-scale: DAYS must be 1 to 99, got '$days'" >&2; exit 2; }
+git clone -q "$root" "$work/course"
+cd "$work/course"
+
+# Seconds one ctest run takes, its log in $work/ctest-$1.log.
+timed_ctest() {
+  local t0
+  t0=$(date +%s%N)
+  ctest --preset course >"$work/ctest-$1.log" 2>&1 || true
+  echo $(( ($(date +%s%N) - t0) / 1000000000 ))
+}
+failed() { sed -n 's/^[[:space:]]*[0-9]* - \([^ ]*\) (Failed)$/\1/p' "$work/ctest-$1.log" | sort; }
+
+cmake --workflow --preset course >"$work/build-0.log" 2>&1
+before=$(timed_ctest 0)
+added=0
+for n in $(seq 100 999); do  # day numbers no lesson has
+  (( added < days )) || break
+  ls -d lessons/day${n}_* >/dev/null 2>&1 && continue
+  tools/course new "day${n}_scale_probe$added" >/dev/null
+  added=$((added + 1))
+done
+cmake --workflow --preset course >"$work/build-$days.log" 2>&1
+after=$(timed_ctest "$days")
+
+new=$(comm -13 <(failed 0) <(failed "$days") | tr '\n' ' ')
+echo "suite-scale: without the days: ${before} s (failed: $(failed 0 | tr '\n' ' ')); logs in $work"
+echo "suite-scale: with $days days from tools/course new: ${after} s (failed: $(failed "$days" | tr '\n' ' '))"
+echo "suite-scale: $(awk -v a="$after" -v b="$before" -v d="$days" 'BEGIN { printf "%.1f", (a - b) / d }') s a day;" \
+     "tests failing only with the days: ${new:-none}"
+[[ -z "$new" ]]
