@@ -19,12 +19,16 @@ work=${2:-$(mktemp -d /tmp/suite-scale.XXXXXX)}
 git clone -q "$root" "$work/course"
 cd "$work/course"
 
-# Seconds one ctest run takes, its log in $work/ctest-$1.log.
+# One ctest run, its log in $work/ctest-$1.log: "WALL CPU", its seconds on
+# the clock and of CPU (user and system, every process it waited for; on a
+# machine shared with other work the clock's count moves with their load,
+# the CPU's much less).
 timed_ctest() {
   local t0
   t0=$(date +%s%N)
-  ctest --preset course >"$work/ctest-$1.log" 2>&1 || true
-  echo $(( ($(date +%s%N) - t0) / 1000000000 ))
+  ( ctest --preset course >"$work/ctest-$1.log" 2>&1; times ) | tail -1 >"$work/cpu-$1" || true
+  echo "$(( ($(date +%s%N) - t0) / 1000000000 )) $(awk '{ n = 0; for (i = 1; i <= 2; i++) {
+      split($i, p, "m"); sub("s", "", p[2]); n += p[1] * 60 + p[2] } printf "%.0f", n }' "$work/cpu-$1")"
 }
 failed() { sed -n 's/^[[:space:]]*[0-9]* - \([^ ]*\) (Failed)$/\1/p' "$work/ctest-$1.log" | sort; }
 
@@ -47,8 +51,12 @@ build "$days"
 after=$(timed_ctest "$days")
 
 new=$(comm -13 <(failed 0) <(failed "$days") | tr '\n' ' ')
-echo "suite-scale: without the days: ${before} s (failed: $(failed 0 | tr '\n' ' ')); logs in $work"
-echo "suite-scale: with $days days from tools/course new: ${after} s (failed: $(failed "$days" | tr '\n' ' '))"
-echo "suite-scale: $(awk -v a="$after" -v b="$before" -v d="$days" 'BEGIN { printf "%.1f", (a - b) / d }') s a day;" \
-     "tests failing only with the days: ${new:-none}"
+read -r wall0 cpu0 <<<"$before"
+read -r wall1 cpu1 <<<"$after"
+per_day() { awk -v a="$1" -v b="$2" -v d="$days" 'BEGIN { printf "%.1f", (a - b) / d }'; }
+echo "suite-scale: without the days: ${wall0} s (${cpu0} s of CPU; failed: $(failed 0 | tr '\n' ' ')); logs in $work"
+echo "suite-scale: with $days days from tools/course new: ${wall1} s (${cpu1} s of CPU; failed:" \
+     "$(failed "$days" | tr '\n' ' '))"
+echo "suite-scale: $(per_day "$wall1" "$wall0") s a day ($(per_day "$cpu1" "$cpu0") s of CPU a day," \
+     "on $(nproc) cores); tests failing only with the days: ${new:-none}"
 [[ -z "$new" ]]
