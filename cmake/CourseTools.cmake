@@ -36,7 +36,11 @@ foreach(l IN LISTS lessons)
     COMMENT "course: snippets of ${target}"
     VERBATIM)
   list(APPEND snippet_outputs "${index}")
-  list(APPEND page_inputs ${srcs} "${PROJECT_SOURCE_DIR}/${dir}/README.md.j2")
+  # Every file of the folder the sources digest reads (a header beside the
+  # .cu included, say), but the page and its figures, which render writes.
+  file(GLOB_RECURSE lesson_files LIST_DIRECTORIES false CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/${dir}/*")
+  list(FILTER lesson_files EXCLUDE REGEX "/figures/|[.]md$")
+  list(APPEND page_inputs ${srcs} ${lesson_files} "${PROJECT_SOURCE_DIR}/${dir}/README.md.j2")
   if(EXISTS "${PROJECT_SOURCE_DIR}/${dir}/lesson.toml")
     list(APPEND page_inputs "${PROJECT_SOURCE_DIR}/${dir}/lesson.toml")
   endif()
@@ -49,12 +53,26 @@ endforeach()
 # signatures, records, digests, the build's flags), written to one file
 # that the pages, the site, the browser test, compare and serve read; each
 # of them refuses a state older than the evidence or sources it covers.
+# It depends on everything the state covers (evidence/state.py's
+# fingerprint), so that the build writes it again whenever any of it
+# changed: every evidence file, all of common/, each lesson's folder, the
+# manifest and what configure writes beside it (a re-configure had left
+# the state older than CMakeCache.txt, and render refusing it).
 set(state "${CMAKE_BINARY_DIR}/evidence-state.json")
 file(GLOB_RECURSE evidence_files CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/evidence/*")
 list(FILTER evidence_files EXCLUDE REGEX "/[.]promote[.]lock$")
+file(GLOB_RECURSE common_files LIST_DIRECTORIES false CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/common/*")
+# The build's definition, as the digest reads it (sources/digest.py):
+# CMakePresets.json among it, which configure does not track.
+file(GLOB build_files LIST_DIRECTORIES false CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/cmake/*")
+foreach(f CMakeLists.txt CMakePresets.json lessons/CMakeLists.txt research/experiments/CMakeLists.txt)
+  list(APPEND build_files "${PROJECT_SOURCE_DIR}/${f}")
+endforeach()
 add_custom_command(OUTPUT "${state}"
   COMMAND ${CMAKE_COMMAND} -E env ${tool_env} "${COURSE_TOOL}" evidence state -o "${state}"
-  DEPENDS ${page_inputs} ${header} ${tool_sources} ${evidence_files} "${CMAKE_BINARY_DIR}/course-manifest.json"
+  DEPENDS ${page_inputs} ${common_files} ${build_files} ${tool_sources} ${evidence_files}
+          "${CMAKE_BINARY_DIR}/course-manifest.json"
+          "${CMAKE_BINARY_DIR}/CMakeCache.txt" "${CMAKE_BINARY_DIR}/compile_commands.json"
   COMMENT "course: the evidence's state (every promotion verified)"
   VERBATIM)
 
@@ -126,7 +144,7 @@ endforeach()
 # the days that need more are named and left out, their pages untouched.
 add_test(NAME arch86_course
   COMMAND ${CMAKE_COMMAND} -DSOURCE=${PROJECT_SOURCE_DIR} -DBUILD=${CMAKE_BINARY_DIR}/arch86 -DARCH=86
-          -DVENV=${COURSE_VENV} -P "${PROJECT_SOURCE_DIR}/cmake/CheckArchCourse.cmake")
+          -DVENV=${COURSE_VENV} -P "${PROJECT_SOURCE_DIR}/tests/arch_course.cmake")
 # COST: CTest starts the longest tests first, so `-j 2` ends sooner.
 set_tests_properties(arch86_course PROPERTIES LABELS cpu TIMEOUT ${COURSE_TEST_TIMEOUT} COST 60)
 if(COURSE_SITE)

@@ -8,7 +8,9 @@ recomputed from the committed records with the course's own rule:
     build/venv/bin/python research/experiments/rule_tables.py third
     build/venv/bin/python research/experiments/rule_tables.py same FIRST SECOND
 
-Prints Markdown tables; writes nothing.
+Prints Markdown tables; writes nothing. The note's rows are held to the
+records they name (tools/tests/test_verdict.py): a record made since is
+not in the note until someone writes about it, and needs no edit of it.
 """
 
 from __future__ import annotations
@@ -46,18 +48,28 @@ def tagged(rec: dict) -> str:
     return f"{rec['tag']} ({str(rec['gpu']['uuid'])[4:12]})"
 
 
+def record(lesson: str, tag: str) -> dict:
+    """One committed record, by its lesson and tag."""
+    return load_record(ROOT / "evidence" / "records" / lesson / f"{tag}{SUFFIX}")
+
+
+def twin_row(name: str, rec: dict) -> str:
+    """The `twins` table's row of one record: its twin pairs' words."""
+    words = collections.Counter(rule.verdict(a, b).word for _, a, b in pairs(rec))
+    git = rec.get("git") or {}
+    commit = str(git.get("commit", ""))[:7] + (" (dirty)" if git.get("dirty") else "")
+    return (f"| {name} | {commit} | {sum(words.values())} | {words[rule.FASTER] + words[rule.SLOWER]} "
+            f"| {words[rule.SAME]} | {words[rule.UNDECIDED]} |")
+
+
 def twins() -> None:
     head("record", "commit", "twin pairs", "*faster*/*slower*", "*the same*", "*not distinguishable*")
     total = collections.Counter()
     for name, rec in records():
-        words = collections.Counter(rule.verdict(a, b).word for _, a, b in pairs(rec))
-        git = rec.get("git") or {}
-        commit = str(git.get("commit", ""))[:7] + (" (dirty)" if git.get("dirty") else "")
-        n = sum(words.values())
-        total.update(words)
-        print(f"| {name} | {commit} | {n} | {words[rule.FASTER] + words[rule.SLOWER]} | {words[rule.SAME]} "
-              f"| {words[rule.UNDECIDED]} |")
-    print(f"\ntotal: {sum(total.values())} pairs, {total[rule.FASTER] + total[rule.SLOWER]} faster or slower")
+        row = twin_row(name, rec)
+        total.update(dict(zip(("pairs", "calls"), map(int, row.split(" | ")[2:4]))))
+        print(row)
+    print(f"\ntotal: {total['pairs']} pairs, {total['calls']} faster or slower")
 
 
 def simpler() -> None:
@@ -105,28 +117,27 @@ def promoted_sets():
             yield entry["lesson"], [load_record(ROOT / "evidence" / f) for f in files]
 
 
-def gpu_rows() -> list[str]:
-    """The table rows of `gpus`: each promotion of records made on more
-    than one GPU, its first record's words against each other's, pair by
-    pair (twins left out), and each record's twins."""
+def gpu_rows(lesson: str, recs: list[dict]) -> list[str]:
+    """The `gpus` table's rows of one set of records made on more than one
+    GPU: its first record's words against each other's, pair by pair
+    (twins left out), and each record's twins."""
+    names = ", ".join(tagged(r) for r in recs)
+    twin_calls = []
+    for r in recs:
+        words = collections.Counter(rule.verdict(x, y).word for _, x, y in pairs(r))
+        twin_calls.append(f"{words[rule.FASTER] + words[rule.SLOWER]} of {sum(words.values())}")
     out = []
-    for lesson, recs in promoted_sets():
-        names = ", ".join(tagged(r) for r in recs)
-        twin_calls = []
-        for r in recs:
-            words = collections.Counter(rule.verdict(x, y).word for _, x, y in pairs(r))
-            twin_calls.append(f"{words[rule.FASTER] + words[rule.SLOWER]} of {sum(words.values())}")
-        for other in recs[1:]:
-            a = replication.compare(recs[0]["results"], other["results"])
-            out.append(f"| {lesson} | {names} | {a.pairs} | {len(a.agree)} | {len(a.contradict)} "
-                       f"| {len(a.undecided)} | {', '.join(twin_calls)} |")
+    for other in recs[1:]:
+        a = replication.compare(recs[0]["results"], other["results"])
+        out.append(f"| {lesson} | {names} | {a.pairs} | {len(a.agree)} | {len(a.contradict)} "
+                   f"| {len(a.undecided)} | {', '.join(twin_calls)} |")
     return out
 
 
 def gpus() -> None:
     head("lesson", "records (GPU)", "pairs", "one word on both", "contradicting", "one *not distinguishable*",
          "twins *faster*/*slower* (each record)")
-    print("\n".join(gpu_rows()))
+    print("\n".join(row for lesson, recs in promoted_sets() for row in gpu_rows(lesson, recs)))
     for lesson, recs in promoted_sets():
         for other in recs[1:]:
             a = replication.compare(recs[0]["results"], other["results"])
@@ -136,34 +147,35 @@ def gpus() -> None:
                 print(f"- `{key[1]}` against `{key[2]}` ({key[0]}): {w1}, {w2}")
 
 
+def third_row(lesson: str, recs: list[dict], other: dict) -> str:
+    """What a reader on a GPU beyond a set's sees: of the words the page
+    states alone (the same decided word on every GPU of the set `recs`),
+    how many `other` (a record of the same build on another GPU) gives,
+    contradicts, or leaves not distinguishable; and its pairs against each
+    record of the set."""
+    first, *rest = [replication.pair_words(r["results"]) for r in recs]
+    alone = {k: w for k, w in first.items() if w in replication.DECIDED and all(ws.get(k) == w for ws in rest)}
+    theirs = replication.pair_words(other["results"])
+    held = sum(theirs.get(k) == w for k, w in alone.items())
+    undecided = sum(theirs.get(k) == rule.UNDECIDED for k in alone)
+    contradicted = sum(theirs.get(k) in replication.DECIDED and theirs[k] != w for k, w in alone.items())
+    against = "; ".join(
+        f"{r['tag']}: {len(a.agree)} agree, {len(a.contradict)} contradict, {len(a.undecided)} one *not distinguishable*"
+        for r, a in ((r, replication.compare(r["results"], other["results"])) for r in recs))
+    return f"| {lesson} | {tagged(other)} | {len(alone)} | {held} | {contradicted} | {undecided} | {against} |"
+
+
 def third_rows() -> list[str]:
-    """What a reader on a GPU beyond a promoted set's sees: every record of
-    the promoted sources digest made on a GPU the set does not name (never
-    promoted), against the set. Of the words the page states alone (the
-    same decided word on every GPU of the set), how many the other GPU's
-    record gives, contradicts, or leaves not distinguishable; and its pairs
-    against each record of the set."""
+    """The `third` table: every record of each promoted set's sources
+    digest made on a GPU the set does not name (never promoted)."""
     out = []
     for lesson, recs in promoted_sets():
-        digest = recs[0]["sources"]["digest"]
         uuids = {r["gpu"]["uuid"] for r in recs}
-        first, *rest = [replication.pair_words(r["results"]) for r in recs]
-        alone = {k: w for k, w in first.items()
-                 if w in replication.DECIDED and all(ws.get(k) == w for ws in rest)}
         for path in sorted((ROOT / "evidence" / "records" / lesson).glob(f"*{SUFFIX}")):
             other = load_record(path)
-            if (other.get("schema") != "course-evidence/3" or other["sources"]["digest"] != digest
-                    or other["gpu"]["uuid"] in uuids):
-                continue
-            theirs = replication.pair_words(other["results"])
-            held = sum(theirs.get(k) == w for k, w in alone.items())
-            undecided = sum(theirs.get(k) == rule.UNDECIDED for k in alone)
-            contradicted = sum(theirs.get(k) in replication.DECIDED and theirs[k] != w for k, w in alone.items())
-            against = "; ".join(
-                f"{r['tag']}: {len(a.agree)} agree, {len(a.contradict)} contradict, {len(a.undecided)} one *not distinguishable*"
-                for r, a in ((r, replication.compare(r["results"], other["results"])) for r in recs))
-            out.append(f"| {lesson} | {tagged(other)} | {len(alone)} "
-                       f"| {held} | {contradicted} | {undecided} | {against} |")
+            if (other.get("schema") == "course-evidence/3" and other["sources"]["digest"] == recs[0]["sources"]["digest"]
+                    and other["gpu"]["uuid"] not in uuids):
+                out.append(third_row(lesson, recs, other))
     return out
 
 

@@ -144,6 +144,13 @@ def test_a_bandwidth_written_by_hand_contradicts_its_other_timings():
     assert found and "imply" in found[0]
     rows[0]["gbps"] = 820.9
     assert plausibility.inconsistent_bytes({"rows": rows}) == []
+    # A row is named by its own fields, whatever the lesson calls them: two
+    # transposes that differ only in rows and cols are two works.
+    shapes = [{"version": "tiled", "rows": r, "cols": c, "timing": t, "gbps": 800.0, "median_ms": m}
+              for r, c, m in ((4096, 4096, 0.168), (8192, 2048, 0.168), (1024, 1024, 0.0105)) for t in ("cold", "batch")]
+    assert plausibility.inconsistent_bytes({"rows": shapes}) == []
+    shapes[1]["gbps"] = 700.0  # batch against cold of the same shape
+    assert "tiled 4096 4096" in plausibility.inconsistent_bytes({"rows": shapes})[0]
 
 
 def test_the_promotions_file_is_what_promote_writes(tmp_path):

@@ -155,3 +155,22 @@ def test_a_run_with_no_row_in_common_is_told_which_sizes_to_run(course, tmp_path
     path.write_text(json.dumps(results))
     r = course("evidence", "compare", LESSON, "promoted", path)
     assert r.code == 0 and "no row of" in r.out and "--size 1048576" in r.out, r.out
+
+
+def test_an_empty_selector_takes_every_row(tmp_path):
+    """`[[carry_over]] a = {}`: every row of a set against the set's b-row
+    (an author's "every row"; it was refused as an empty table)."""
+    from conftest import fake_lesson
+    from coursetools.rule import carry
+    from coursetools.sources.lessoninfo import load_lesson_info
+
+    toml = tmp_path / "lesson.toml"
+    toml.write_text('[[carry_over]]\nwhat = "each against the base"\na = {}\nb = { version = "base" }\n')
+    lesson = fake_lesson(tmp_path, info=load_lesson_info(toml, "lesson.toml"))
+    rows = [{"set": f"n={n} cold", "version": v, "elements": n, "samples_ms": [t] * 20}
+            for n in (1, 2) for v, t in (("base", 1.0), ("x", 0.5), ("y", 2.0))]
+    run = carry.side("run", {"rows": rows}, "run.json")
+    (block,) = carry.compare(lesson, run, run)
+    assert sorted((c["row"]["version"], c["row"]["elements"]) for c in block["cells"]) == [
+        ("x", 1), ("x", 2), ("y", 1), ("y", 2)]
+    assert {c["left"].word for c in block["cells"]} == {"faster", "slower"}

@@ -27,3 +27,25 @@ def test_the_build_folder_is_not_a_source(tmp_path):
     (root / "lessons" / "d" / "d.cu").write_text("int main() {}\n")
     dep.write_text(f"CMakeFiles/d.dir/d.cu.o: {root}/lessons/d/d.cu {build}/generated.cuh\n")
     assert includes.compiler_read("lessons/d", "d", build, root) == {"lessons/d/d.cu"}
+
+
+def test_the_build_writes_the_evidence_state_again_whenever_what_it_covers_changes():
+    """Every file the evidence state covers (its fingerprint: the evidence,
+    the build's own files, each lesson's sources digest) is a prerequisite
+    of the build's rule that writes it: otherwise an edit leaves the state
+    older than what it covers, and render refuses it while the build
+    thinks it up to date (seen after a re-configure)."""
+    import pytest
+    from coursetools.evidence import state
+    from coursetools.sources import manifest
+
+    build = manifest.build_dir()
+    make = build / "CMakeFiles" / "course_pages.dir" / "build.make"
+    if not make.is_file():
+        pytest.skip("no Makefile build here")
+    deps = {str(build / line.split(": ", 1)[1].strip()) for line in make.read_text().splitlines()
+            if line.startswith("evidence-state.json: ")}  # the build's own files named relative to it
+    lessons = manifest.load()
+    covered = {str(p) for p in state.covered_files(build)}
+    covered |= {str(manifest.ROOT / f) for l in lessons for f in l.digest_files(build)}
+    assert covered - deps == set()

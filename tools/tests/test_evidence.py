@@ -435,3 +435,27 @@ def test_a_promotion_of_one_record_no_longer_stands(repo, reviewer_key, monkeypa
     ev_store.promotions_path().write_text(json.dumps({"schema": "course-promotions/2", "promoted": {
         lesson.target: entry}, "history": [entry]}))
     assert any("from 2 GPUs or more" in p for p in ev_verify.verify([lesson]))
+
+
+def test_a_student_without_openssh_compares_and_is_told_the_signature_was_not_checked(course, repo, monkeypatch,
+                                                                                       reviewer_key, tmp_path):
+    """The student's road: a build without the tools (no state file) and a
+    machine with CUDA and Python but no OpenSSH. compare checks every rule
+    but the reviewer's signature, says so, and exits 0 (it exited 4:
+    'ssh-keygen not found')."""
+    import dataclasses
+    from coursetools.sources.lessoninfo import LessonInfo
+    root, lesson = repo
+    first, _ = record_on_two_gpus(root, lesson, monkeypatch)
+    promote(lesson, reviewer_key)
+    lesson = dataclasses.replace(lesson, info=LessonInfo(carry_over=({"what": "w", "a": {}, "b": {"mode": "seed"}},)))
+    monkeypatch.setattr(manifest, "load", lambda path=None: [lesson])
+    monkeypatch.setenv("COURSE_BUILD_DIR", str(tmp_path / "build-student"))  # no evidence state there
+    mine = write(tmp_path / "my-run.json", json.dumps(read_record(first)["results"]))
+    r = course("evidence", "compare", "day99_fake", "promoted", mine)
+    assert r.code == 0 and "not checked" not in r.out, r.err
+    (tmp_path / "bare-bin").mkdir()
+    monkeypatch.setenv("PATH", str(tmp_path / "bare-bin"))  # CUDA and Python only: no ssh-keygen
+    r = course("evidence", "compare", "day99_fake", "promoted", mine)
+    assert r.code == 0, r.err
+    assert "promoted t1 [its reviewer's signature not checked: ssh-keygen is not installed]" in r.out.splitlines()[0]

@@ -206,6 +206,19 @@ def test_a_hostile_template_is_an_error_with_its_line(course, page_repo, text):
     assert not list(Path("/").glob("*.svg"))
 
 
+@pytest.mark.parametrize("text", ["{% for c in lesson.min_cc %}{{ c }}{% endfor %}", "{{ lesson.build_command[0] }}",
+                                  "{{ lesson.run_command | list }}"])
+def test_a_helpers_value_cut_apart_is_named_at_its_line(course, page_repo, text):
+    """A helper's value is one token: looped over, indexed or listed, the
+    page would hold a broken mark found only after rendering, without a
+    line; it is refused where the template does it."""
+    root, _ = page_repo
+    write(root / "lessons" / "day99_fake" / "README.md.j2", "# t\n\n" + text + "\n")
+    r = course("render")
+    one_line_error(r, 1)
+    assert "README.md.j2:3: error: template: a page helper's value is text to place whole" in r.err, r.err
+
+
 @pytest.mark.parametrize("content, words", [
     ("{not json", "is not valid JSON"),
     ("[1, 2]", "holds a JSON list, not an object"),

@@ -73,6 +73,9 @@ def test_one_word_where_both_gpus_agree_and_each_gpus_where_they_differ():
     listed = unmark(p.disagreements())
     assert "`a` against `b` (`n=2 cold`): faster on GPU aaaaaaaa, the same on GPU bbbbbbbb" in listed
     assert "n=1 cold" not in listed
+    # a list, as its documentation says: a template may loop over it
+    assert [unmark(d) for d in p.disagreements()] == [
+        "- `a` against `b` (`n=2 cold`): faster on GPU aaaaaaaa, the same on GPU bbbbbbbb"]
 
 
 def test_a_target_is_reached_only_where_every_gpu_reaches_it():

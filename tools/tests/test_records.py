@@ -113,3 +113,29 @@ def test_every_committed_record_decodes_to_what_its_old_file_held():
         new = fmt.load_record(REPO / (rel[: -len(".json")] + fmt.SUFFIX))
         assert new == old, rel
         assert fmt.canonical(new) == fmt.canonical(old), rel
+
+
+def test_a_review_of_one_lesson_builds_and_runs_that_lesson_alone(tmp_path, monkeypatch):
+    """`review --lesson DAY` builds that day and its variants and runs its
+    GPU test alone (it built and ran every day's); a name no lesson has
+    is refused before anything runs."""
+    import dataclasses
+
+    from conftest import fake_lesson
+    from coursetools.errors import UsageError
+    from coursetools.record import review
+    from coursetools.sources import manifest
+
+    one = dataclasses.replace(fake_lesson(tmp_path, "day31_one"), variants=("day31_one_bad",))
+    two = fake_lesson(tmp_path, "day32_two")
+    monkeypatch.setattr(manifest, "load", lambda path=None: [one, two])
+    ran = []
+    monkeypatch.setattr(review, "_sh", lambda cmd, log, timeout=0: (ran.append(cmd), (0, ""))[1])
+    monkeypatch.setattr(review.dg, "sources_digest", lambda files, root: {"digest": "d"})
+    summary = review.run(tmp_path / "build", tmp_path / "logs", say=lambda s: None, only=["day31_one"])
+    build, ctest = ran[1], ran[2]
+    assert build[-3:] == ["--target", "day31_one", "day31_one_bad"] and "day32_two" not in " ".join(build)
+    assert ctest[ctest.index("-R") + 1] == "^(day31_one)_gpu$"
+    assert list(summary["sources"]) == ["day31_one"] and summary["passed"]
+    with pytest.raises(UsageError, match="unknown lesson 'day33_three'"):
+        review.run(tmp_path / "build", tmp_path / "logs", say=lambda s: None, only=["day33_three"])

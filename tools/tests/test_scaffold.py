@@ -145,10 +145,14 @@ del sys
 
 
 def test_an_authors_check_of_one_day_runs_every_check_of_that_day(course):
-    r = course("check", "day58_pdl")
+    # A day this build makes (one configured for an older GPU leaves some out).
+    built = [l for l in manifest.load() if l.built]
+    if not built:
+        pytest.skip("this build makes no day")
+    r = course("check", built[0].target)
     assert r.code == 0, r.err
     for step in ("built", "snippet(s)", "page rendered", "prose read", "machine-code pattern(s)",
-                 "ctest --preset course -R day58_pdl"):
+                 f"ctest --preset course -R {built[0].target}"):
         assert step in r.out, r.out
     bad = course("check", "day99_nonexistent")
     assert bad.code == 64 and "day99_nonexistent" in bad.err

@@ -182,6 +182,7 @@ def test_the_same_code_timed_twice_on_the_h200_is_called_faster_or_slower_at_mos
     a twin sits a fixed five or six 32 ns event ticks from its row, more
     than the 2% margin (research/rule-calibration.md)."""
     root = Path(__file__).resolve().parents[2] / "evidence" / "records"
+    named = {cells(row)[0] for _, row in note_rows(NOTE.read_text(encoding="utf-8"), "| record | commit |")}
     pairs = false_calls = zero_threshold_calls = 0
     short_pairs = short_calls = 0
     for path in sorted(root.glob("*/*.json.bz2")):
@@ -192,8 +193,9 @@ def test_the_same_code_timed_twice_on_the_h200_is_called_faster_or_slower_at_mos
             v = cmp.verdict(a, b)
             called = v.word in (cmp.FASTER, cmp.SLOWER)
             if d["set"].split()[-1] == "cold" and max(statistics.median(a), statistics.median(b)) < SHORT_COLD_MS:
-                short_pairs += 1
-                short_calls += called
+                if f"{path.parent.name}/{path.name[:-len('.json.bz2')]}" in named:
+                    short_pairs += 1
+                    short_calls += called
                 continue
             pairs += 1
             false_calls += called
@@ -201,10 +203,10 @@ def test_the_same_code_timed_twice_on_the_h200_is_called_faster_or_slower_at_mos
     assert pairs >= 400, f"only {pairs} twin pairs in the records"
     assert false_calls <= pairs // 100, f"{false_calls} of {pairs} twin pairs called faster or slower"
     # The short cold launches: what the note says of them, held to the
-    # records (a record that moves the count fails here until the note does).
-    note = (root.parents[1] / "research" / "rule-calibration.md").read_text(encoding="utf-8")
+    # records its twins table names (a record made since is not in it).
     said = f"{short_calls} of the\n{short_pairs:,} whose rows take less than 10 us"
-    assert said in note, f"research/rule-calibration.md should say: {said!r}"
+    assert said in NOTE.read_text(encoding="utf-8"), \
+        f"research/rule-calibration.md should say, of the {len(named)} records its twins table names: {said!r}"
     # Why a word needs the whole interval beyond the margin: twins differ
     # systematically by up to about 2%, so a rule that calls any interval
     # clear of zero (and not within the margin) faster or slower, which
@@ -232,32 +234,62 @@ def test_a_percentage_is_how_much_longer_the_slower_row_takes():
     assert re.fullmatch(r"the same \(0\.\d% to 0\.\d% faster\)", phrase(same)), phrase(same)
 
 
-def test_the_two_gpu_table_of_the_rule_calibration_note_is_what_the_records_give():
-    """research/rule-calibration.md's table of the promoted sets (the same
-    build on two GPUs, pair by pair) is recomputed from the committed
-    records: a number there that the records do not give fails here."""
+NOTE = Path(__file__).resolve().parents[2] / "research" / "rule-calibration.md"
+
+
+def note_rows(note: str, head: str) -> list[tuple[int, str]]:
+    """(line, row) of each table of the note whose head starts with `head`."""
+    lines = note.split("\n")
+    out = []
+    for i, line in enumerate(lines):
+        if line.startswith(head):
+            j = i + 2  # past the head and its rule
+            while j < len(lines) and lines[j].startswith("|"):
+                out.append((j + 1, lines[j]))
+                j += 1
+    return out
+
+
+def cells(row: str) -> list[str]:
+    return [c.strip() for c in row.strip().strip("|").split("|")]
+
+
+def tags(cell: str) -> list[str]:
+    """The record tags a cell names: 'h200-2026-12-02f (25843052), h200-2026-12-02g'."""
+    return [re.sub(r" \(.*\)$", "", x) for x in cell.split(", ")]
+
+
+def test_the_rule_calibration_notes_rows_are_what_the_records_they_name_give():
+    """Each row of research/rule-calibration.md's tables of records (twins,
+    two GPUs, a third GPU, two runs on one GPU) is recomputed from the
+    records it names, with the course's rule: a number there that the
+    records do not give fails here, at its line, with the row they give.
+    A record committed since is not in the note, and asks no edit of it."""
     import importlib.util
-    root = Path(__file__).resolve().parents[2]
-    spec = importlib.util.spec_from_file_location("rule_tables", root / "research" / "experiments" / "rule_tables.py")
+    spec = importlib.util.spec_from_file_location("rule_tables", NOTE.parents[0] / "experiments" / "rule_tables.py")
     tables = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tables)
-    rows = tables.gpu_rows()
-    assert rows, "no promoted set of two GPUs or more"
-    note = (root / "research" / "rule-calibration.md").read_text(encoding="utf-8")
-    for row in rows:
-        assert row in note, f"research/rule-calibration.md lacks the row the records give: {row}"
-    # And what a GPU beyond a set's gave: each record of a promoted build on
-    # a GPU its set does not name, against the set.
-    for row in tables.third_rows():
-        assert row in note, f"research/rule-calibration.md lacks the third-GPU row the records give: {row}"
-    # And the two runs of one build on one GPU that the note sets beside
-    # them, named in the note by the command that recomputes them.
-    import re
-    for first, second in re.findall(r"rule_tables\.py same (\S+) (\S+?)`", note):
-        rows = tables.same_rows(first, second)
-        assert rows, f"no records {first} and {second} of one build on one GPU"
-        for row in rows:
-            assert row in note, f"research/rule-calibration.md lacks the two-runs row the records give: {row}"
+    note = NOTE.read_text(encoding="utf-8")
+    heads = {
+        "| record | commit |": lambda c: [tables.twin_row(c[0], tables.record(*c[0].split("/")))],
+        "| lesson | records (GPU) | pairs | one word on both |":
+            lambda c: tables.gpu_rows(c[0], [tables.record(c[0], t) for t in tags(c[1])]),
+        "| lesson | record (GPU) |": lambda c: [tables.third_row(
+            c[0], [tables.record(c[0], t) for t in re.findall(r"([\w-]+): \d+ agree", c[-1])],
+            tables.record(c[0], tags(c[1])[0]))],
+        "| lesson | records (GPU) | pairs | one word in both |":
+            lambda c: [r for r in tables.same_rows(*tags(c[1])) if r.startswith(f"| {c[0]} |")],
+    }
+    problems = []
+    for head, given in heads.items():
+        rows = note_rows(note, head)
+        assert rows, f"research/rule-calibration.md has no table headed {head}"
+        for line, row in rows:
+            want = given(cells(row))
+            if row not in want:
+                problems.append(f"research/rule-calibration.md:{line}: error: the records it names give: "
+                                + " or ".join(want))
+    assert not problems, "\n".join(problems)
 
 
 def test_two_records_words_are_sorted_into_agree_contradict_and_undecided():

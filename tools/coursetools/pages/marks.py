@@ -32,10 +32,32 @@ def forget_marks() -> None:
     _issued.clear()
 
 
+class Marked(str):
+    """A helper's value as the template holds it: one token, placed whole.
+    A loop over it, an index or a slice would cut its mark (the page would
+    then hold a broken one, found only after rendering, with no line), so
+    each is a TemplateProblem raised where the template does it."""
+
+    def __iter__(self):
+        raise TemplateProblem("a page helper's value is text to place whole ({{ ... }}), not a list to loop over "
+                              "or index; a helper that gives a list says so (tools/course page-api)")
+
+    def __getitem__(self, _):
+        self.__iter__()
+
+
+class Lines(list):
+    """A helper's list of marked Markdown lines: a template loops over it,
+    or places it whole as the lines themselves ('none' where it is empty)."""
+
+    def __str__(self):
+        return "".join(f"{line}\n" for line in self) if self else mark("none")
+
+
 def mark(text) -> str:
     token = secrets.token_hex(10)
     _issued[token] = str(text)
-    return f"{MARK_OPEN}{token}{MARK_CLOSE}"
+    return Marked(f"{MARK_OPEN}{token}{MARK_CLOSE}")
 
 
 def resolve_marks(text: str) -> str:
@@ -44,6 +66,8 @@ def resolve_marks(text: str) -> str:
     helper quoting another) is resolved without marks of its own.
     TemplateProblem on a token no helper issued, or on a mark character
     outside a token."""
+    text = str(text)  # a helper's value itself, as tests pass one, is sliced here
+
     def value(m, depth=0):
         if m.group(1) not in _issued or depth > 8:
             raise TemplateProblem("the page holds a marked value no page helper produced "

@@ -12,7 +12,7 @@ from ..rule import resolution
 from ..rule import rows as rule_rows
 from ..rule import verdict as cmp
 from .causes import code_span
-from .marks import TemplateProblem, mark
+from .marks import Lines, TemplateProblem, mark
 from .rows import UNMEASURED
 from .formats import number as number_format
 from .. import cache
@@ -187,21 +187,21 @@ class PageVerdicts:
         differ = sum(len(set(ws)) > 1 for *_, ws in pairs)
         return {"agree": mark(f"{len(pairs) - differ:,}"), "differ": mark(f"{differ:,}")}
 
-    def disagreements(self, limit: int = 8) -> str:
-        """The pairs whose words differ between the set's GPUs, as a list:
-        'pdl against plain (n=4096 K=4 batch): faster on GPU A, the same
-        on GPU B'; at most `limit`, then how many more."""
+    def disagreements(self, limit: int = 8) -> Lines:
+        """The pairs whose words differ between the set's GPUs, as a list of
+        Markdown list items ('- pdl against plain (n=4096 K=4 batch): faster
+        on GPU A, the same on GPU B'); at most `limit`, then how many more.
+        Loop over it ({% for d in page.disagreements() %}), or place it
+        whole for the items one a line ('none' where the GPUs agree)."""
         if not self.verified:
             return UNMEASURED
         gpus = [run.gpu for run in self._runs]
         rows = [(st, a, b, ws) for st, a, b, ws in self._pair_words() if len(set(ws)) > 1]
-        if not rows:
-            return mark("none")
         lines = [f"- {code_span(a)} against {code_span(b)} ({code_span(st)}): "
                  + ", ".join(f"{w} on {g}" for w, g in zip(ws, gpus)) for st, a, b, ws in rows[:limit]]
         if len(rows) > limit:
             lines.append(f"- and {len(rows) - limit:,} more")
-        return mark("\n".join(lines) + "\n")
+        return Lines(mark(line) for line in lines)
 
     def gpus(self) -> str:
         """The set's GPUs, as the page names them ('GPU 0bbaa9b9 and GPU

@@ -100,8 +100,11 @@ def impossible_rows(results: dict | None, gpu: dict) -> list[str]:
     return out + inconsistent_bytes(results)
 
 
-# What names the same work in every timing of a row (its bytes are fixed).
-_WORK_FIELDS = ("group", "version", "schedule", "mode", "elements", "bins", "keys", "k", "cluster")
+# What a timing writes into a row (common/course/timing.cuh, sets.cuh):
+# every other field is the lesson's, and names the work, which is the same
+# in every timing of it (its bytes are fixed).
+MEASURED = frozenset({"timing", "set", "samples", "samples_ms", "median_ms", "q1_ms", "q3_ms", "min_ms", "max_ms",
+                      "mean_ms", "spread", "gbps"})
 
 
 def inconsistent_bytes(results: dict | None) -> list[str]:
@@ -115,12 +118,13 @@ def inconsistent_bytes(results: dict | None) -> list[str]:
             continue
         if row["gbps"] <= 0:
             continue
-        key = tuple((k, row.get(k)) for k in _WORK_FIELDS if k in row)
+        key = tuple(sorted((k, str(v)) for k, v in row.items() if k not in MEASURED))
         moved = row["gbps"] * row["median_ms"]
         if key in seen:
             other, where = seen[key]
             if abs(moved - other) > 1e-4 * max(moved, other):
-                out.append(f"row {i} ({' '.join(str(v) for _, v in key)}, {row.get('timing')}): its bandwidth "
+                name = " ".join(str(v) for k, v in row.items() if k not in MEASURED)
+                out.append(f"row {i} ({name}, {row.get('timing')}): its bandwidth "
                            f"and median time imply {moved * 1e6:.6g} bytes, but its {where} row {other * 1e6:.6g}")
         else:
             seen[key] = (moved, str(row.get("timing")))

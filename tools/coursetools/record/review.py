@@ -5,9 +5,11 @@
 Nothing here names a lesson: every step comes from the build's manifest
 and each lesson's lesson.toml.
 
-  1. configure and build every day with the gpu-only preset, and every
-     variant (negative builds, timeline builds);
-  2. ctest's GPU tests: every one must run and pass (a skip fails here);
+  1. configure with the gpu-only preset and build every day (or, with
+     --lesson, that day alone) and its variants (negative builds,
+     timeline builds, nvbench);
+  2. ctest's GPU tests of those days: every one must run and pass (a
+     skip fails here);
   3. each lesson's declared sanitizer runs, with --error-exitcode;
   4. each lesson's negative builds: "fault" ones must be caught (a
      non-zero exit, or racecheck's hazards); "report" ones are run and
@@ -89,24 +91,27 @@ def run(build: Path, logs: Path, say=print, only: list[str] | None = None) -> di
     code, text = _sh(["cmake", "--preset", "gpu-only", f"-B{build}"], logs / "configure.log")
     if code != 0:
         step("configure", False, detail=f"see {display_path(logs / 'configure.log')}")
-        return _summary([], steps, build, only)
+        return _summary([], steps, build)
     lessons = manifest.load(build / "course-manifest.json")
-    variants = [v for l in lessons if l.built for v in (*l.variants, l.timeline_target, l.nvbench_target) if v]
-    code, _ = _sh(["cmake", "--build", str(build), "-j", "16"], logs / "build.log")
-    if code == 0 and variants:
-        code, _ = _sh(["cmake", "--build", str(build), "-j", "16", "--target", *variants], logs / "build-variants.log")
-    step("build every day and variant", code == 0, exit_code=code)
+    if only:  # --lesson: that lesson alone, built, tested and reviewed
+        lessons = [manifest.find(lessons, name) for name in only]
+        only = [l.target for l in lessons]
+    built = [l for l in lessons if l.built]
+    targets = [t for l in built for t in (l.target, *l.variants, l.timeline_target, l.nvbench_target) if t]
+    what = ", ".join(only) if only else "every day"
+    code = _sh(["cmake", "--build", str(build), "-j", "16", "--target", *targets], logs / "build.log")[0] if targets else 0
+    step(f"build {what} and its variants", code == 0, exit_code=code)
     if code != 0:
-        return _summary(lessons, steps, build, only)
+        return _summary(lessons, steps, build)
 
-    code, text = _sh(["ctest", "--test-dir", str(build), "-L", "gpu", "--output-on-failure"], logs / "ctest-gpu.log")
+    names = "|".join(l.target for l in built)
+    code, text = _sh(["ctest", "--test-dir", str(build), "-L", "gpu", "-R", f"^({names})_gpu$",
+                      "--output-on-failure"], logs / "ctest-gpu.log")
     skipped = len(re.findall(r"\*\*\*Skipped", text))
-    step("ctest -L gpu: every GPU test ran and passed", code == 0 and skipped == 0,
+    step(f"ctest -L gpu ({what}): every GPU test ran and passed", code == 0 and skipped == 0,
          exit_code=code, skipped=skipped)
 
     for lesson in lessons:
-        if only and lesson.target not in only:
-            continue
         if not lesson.built:
             step(f"{lesson.target}: left out of this build", None)
             continue
@@ -150,18 +155,17 @@ def run(build: Path, logs: Path, say=print, only: list[str] | None = None) -> di
                                logs / f"{lesson.target}-negative-{k}-racecheck.log")
             step(f"{target}: the fault is caught", code2 != 0, caught_by="racecheck",
                  racecheck_hazards=_count_errors(text2), **fields)
-    return _summary(lessons, steps, build, only)
+    return _summary(lessons, steps, build)
 
 
-def _summary(lessons, steps, build: Path, only=None) -> dict:
+def _summary(lessons, steps, build: Path) -> dict:
     gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader", "-i", "0"],
                          capture_output=True, text=True) if shutil.which("nvidia-smi") else None
     return {
         "schema": SCHEMA,
         "ran_at": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "gpu": gpu.stdout.strip() if gpu is not None and gpu.returncode == 0 else None,
-        "sources": {l.target: dg.sources_digest(l.digest_files(build), manifest.ROOT)["digest"] for l in lessons
-                    if not only or l.target in only},
+        "sources": {l.target: dg.sources_digest(l.digest_files(build), manifest.ROOT)["digest"] for l in lessons},
         "passed": all(s["passed"] is not False for s in steps) and bool(steps),
         "steps": steps,
     }

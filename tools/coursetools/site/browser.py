@@ -49,12 +49,13 @@ def ensure_chromium() -> str | None:
 CHROMIUM_SECONDS = 600
 
 
-def _chromium(binary: str, *args: str, timeout: int = CHROMIUM_SECONDS) -> subprocess.CompletedProcess:
+def _chromium(binary: str, *args: str, timeout: int = CHROMIUM_SECONDS,
+              budget_ms: int = 3000) -> subprocess.CompletedProcess:
     # Every host but the test server's is unknown: the test never waits on
     # the network (offline, a page's web font took a second to fail, every
     # page), and it reads the pages as an offline reader does (fonts fall back).
     base = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-            "--no-first-run", "--hide-scrollbars", "--virtual-time-budget=3000",
+            "--no-first-run", "--hide-scrollbars", f"--virtual-time-budget={budget_ms}",
             "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
     try:
         return subprocess.run(base + list(args), capture_output=True, text=True, timeout=timeout)
@@ -274,8 +275,8 @@ def pages_checked(chromium: str, base: str, urls: list[str], width: int) -> dict
     address = f"{base}/__pages?" + urlencode({"w": width, "h": 1000}) + "&" + urlencode([("u", u) for u in urls])
     # Chromium's virtual time runs while no page is loading: a budget a page
     # (each takes tens of virtual ms; this is for a slow machine).
-    done = _chromium(chromium, f"--window-size={max(width, MIN_WINDOW)},1000",
-                     f"--virtual-time-budget={3000 * len(urls)}", "--dump-dom", address)
+    done = _chromium(chromium, f"--window-size={max(width, MIN_WINDOW)},1000", "--dump-dom", address,
+                     budget_ms=3000 * len(urls))
     m = re.search(r'<pre id="course-pages">(.*?)</pre>', done.stdout, re.S)
     return dict(zip(urls, json.loads(html.unescape(m.group(1))))) if m else {}
 

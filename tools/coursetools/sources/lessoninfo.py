@@ -86,11 +86,11 @@ def _type_name(t) -> str:
 
 
 def _check(value, schema, where: str, problems: list[tuple[str, str]]) -> None:
-    if schema == _ROW:
-        if not isinstance(value, dict) or not value or any(
-                isinstance(v, bool) or not isinstance(v, (str, int)) for v in value.values()):
+    if schema == _ROW:  # {} selects every row
+        if not isinstance(value, dict) or any(isinstance(v, bool) or not isinstance(v, (str, int))
+                                              for v in value.values()):
             problems.append((where, "must be a table of row fields and their values, such as "
-                                    "{ version = \"v9\" }"))
+                                    "{ version = \"v9\" }, or {} for every row"))
     elif isinstance(schema, dict):
         if not isinstance(value, dict):
             problems.append((where, "must be a table"))
