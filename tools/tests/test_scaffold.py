@@ -86,10 +86,10 @@ def test_the_new_program_compiles_against_the_course_header_and_keeps_the_one_he
                                                                                          monkeypatch):
     """The skeleton is the first lesson a new author reads: it must build
     as written, on the real header, and pass the one-header lint; and its
-    page must select only rows its program describes (--describe, which
-    needs no GPU)."""
+    page must select only rows its program lists (--list, which needs no
+    GPU)."""
     from conftest import fake_lesson
-    from coursetools.pages import described, render
+    from coursetools.pages import listed, render
     from coursetools.sources.lessoninfo import load_lesson_info
 
     assert course("new", "day30_vector_add").code == 0
@@ -111,15 +111,15 @@ def test_the_new_program_compiles_against_the_course_header_and_keeps_the_one_he
     info = load_lesson_info(folder / "lesson.toml", "lessons/day30_vector_add/lesson.toml")
     lesson = fake_lesson(root, target="day30_vector_add", source="vector_add.cu", info=info, binary=str(binary))
     monkeypatch.setattr(manifest, "load", lambda path=None: [lesson])
-    diags, said = described.check(lesson)
-    assert diags == [] and "timed" in said, [str(d) for d in diags]
+    diags, said = listed.check(lesson)
+    assert diags == [] and "rows" in said, [str(d) for d in diags]
     # and a misspelt row name in it is named at its line
     page = folder / render.TEMPLATE
     text = page.read_text()
     assert '"add"' in text
     page.write_text(text.replace('"add"', '"ad"', 1))
-    diags, _ = described.check(lesson)
-    assert len(diags) == 1 and "--describe" in diags[0].message and diags[0].line > 0
+    diags, _ = listed.check(lesson)
+    assert len(diags) == 1 and "--list" in diags[0].message and diags[0].line > 0
 
 
 def test_the_new_page_passes_the_prose_check(course, root, monkeypatch):

@@ -30,27 +30,23 @@ SOURCE = """// SPDX-License-Identifier: MIT
 @TOPIC_COMMENT@//
 // What the skeleton does, in the shape every day follows: each kernel
 // with its launch assumption and its launcher beside it; then the rows as
-// a table, and main, which declares them as cases of one experiment
-// (course::run): every row checked exactly on data that is not zeros
-// before anything is timed, then timed together (cold, batch, graph), so
-// that the page's words come from the course's comparison rule.
+// a table, and main, which declares them as one experiment a size (data:
+// course::Experiment) and hands them to course::Lesson: every row checked
+// exactly on data that is not zeros before anything is timed, then timed
+// together (cold, batch, graph), so that the page's words come from the
+// course's comparison rule. --list prints the plan without a GPU.
 //
 //   add      y[i] = x[i] + y[i], one element per thread
 //   add-x4   the same, four elements per thread (a row to compare against)
 //
 // Build:  cmake --build build --target @TARGET@
 // Run:    build/bin/@TARGET@
-//           [--size N] [--only NAME] [--json FILE]
+//          options: --size N, --only NAME, --json FILE, --seed N;
+//          --list prints the plan without a GPU
 //
 // Whether this program has run on real hardware is not written here: the
 // day's README shows the promoted run and its provenance, or says
 // UNVERIFIED. See research/REVIEW-PROCESS.md.
-
-#include <cstdio>
-#include <string>
-#include <vector>
-
-#include <cuda_runtime.h>
 
 #include "course.cuh"
 
@@ -58,16 +54,12 @@ SOURCE = """// SPDX-License-Identifier: MIT
 // memory latency at every size worth timing.
 constexpr int kThreads = 256;
 
-// The default size: 2^24 elements, 64 MiB per buffer, several times the
-// L2 of any current GPU, so cold and batch timing differ.
-constexpr size_t kDefaultElems = 1ull << 24;
+// The sizes: 2^24 elements, 64 MiB a buffer, several times the L2 of any
+// current GPU, so cold and batch timing differ; --quick: a ragged size.
+const course::Sizes kSizes = {.run = {1ull << 24}, .quick = {100003}};
 
-// What every launcher takes: the two vectors.
-struct Vectors {
-    explicit Vectors(size_t count) : n(count), x(n), y(n) {}
-    size_t n;
-    course::DeviceArray<float> x, y;
-};
+// The two vectors, made by main's setup after the GPU gate.
+course::DeviceArray<float> gX, gY;
 
 // snippet: @SNIPPET@
 // y[i] = x[i] + y[i]. Launch assumption: one thread per element, any
@@ -93,74 +85,68 @@ __global__ void add4(const float* __restrict__ x, float* __restrict__ y,
 }
 
 // The launcher: a block per kThreads x perThread elements.
-void launchAdd(const Vectors& v, int perThread, cudaStream_t s) {
+void launchAdd(size_t n, int perThread, cudaStream_t s) {
     const unsigned int blocks = static_cast<unsigned int>(
-        course::ceilDiv(v.n, static_cast<size_t>(kThreads) * perThread));
-    (perThread == 1 ? add : add4)<<<blocks, kThreads, 0, s>>>(v.x, v.y, v.n);
+        course::ceilDiv(n, static_cast<size_t>(kThreads) * perThread));
+    (perThread == 1 ? add : add4)<<<blocks, kThreads, 0, s>>>(gX, gY, n);
 }
 
 // ---- The rows, their check, and main ----
 
-namespace {
-
 // Every row of the lesson, in one table: a new row is a line here.
-// `against`: the row the comparison rule decides it against.
+// `against`: the rows the comparison rule decides it against.
 struct Version {
     const char* name;  // --only, the JSON's "version"
     int perThread;     // elements per thread
-    const char* against;
+    std::vector<std::string> against;
 };
-const Version kVersions[] = {{"add", 1, ""}, {"add-x4", 4, "add"}};
+const Version kVersions[] = {{"add", 1, {}}, {"add-x4", 4, {"add"}}};
 
-}  // namespace
+// The rows at n elements. Correct first: one launch on random inputs,
+// every element equal to the host's own float sum of the same inputs.
+// Timing repeats the add on y: the values grow, the work does not. "add"
+// is timed twice: against itself, the rule's false-call rate.
+course::Experiment experiment(size_t n) {
+    course::Experiment e{
+        .group = "add",
+        .label = course::format("n=%zu", n),
+        .size = n,
+        .twins = {"add"},
+        .inputs = {{"random",
+                    [n](cudaStream_t s) {
+                        course::fillRandom(gX, n, s, 1);
+                        course::fillRandom(gY, n, s, 2);
+                    }}},
+        .check = [n](const course::Checking& at) {
+            at.row.work(at.stream);
+            return course::expectAll(gY.get(), n, [](size_t i) {
+                return static_cast<double>(course::hashUnit(i, 1) +
+                                           course::hashUnit(i, 2));
+            });
+        }};
+    for (const Version& v : kVersions) {
+        e.cases.push_back(
+            {.name = v.name,
+             .work = [n, &v](cudaStream_t s) { launchAdd(n, v.perThread, s); },
+             .bytes = 12.0 * n,  // x read, y read and written
+             .against = v.against});
+    }
+    return e;
+}
 
 int main(int argc, char** argv) {
-    course::Lesson l = course::begin(
+    course::Lesson l(
         argc, argv,
-        {.variants = course::namesOf(kVersions),
-         .bytesPerElement = 8.0,  // x and y, 4 bytes each
-         .about = "Adds two vectors, checks every element, and times it."});
-    const Vectors v(l.args().size ? l.args().size
-                                  : (l.args().quick ? 100003 : kDefaultElems));
-    std::vector<course::Case> cases;
-    for (const Version* ver : l.chosen(kVersions)) {
-        cases.push_back(
-            {.name = ver->name,
-             .work = [&v,
-                      ver](cudaStream_t s) { launchAdd(v, ver->perThread, s); },
-             .bytes = 12.0 * v.n,  // x read, y read and written
-             .against = {ver->against}});
+        {.text = "Adds two vectors, checks every element, and times it.",
+         .unit = "elements of each vector",
+         .bytesEach = 8.0});  // x and y, 4 bytes each
+    for (size_t n : l.sizes(kSizes)) {
+        l.add(experiment(n));
     }
-    // Correct first: one launch on random inputs, every element equal to
-    // the host's own float sum of the same inputs. Timing repeats the add
-    // on y: the values grow, the work does not. "add" is timed twice:
-    // against itself, the rule's false-call rate.
-    course::run(
-        l,
-        {.label = course::format("n=%zu", v.n),
-         .fields = course::Row().integer("elements", v.n),
-         .twins = {"add"},
-         .inputs = {{"random",
-                     [&] {
-                         course::fillRandom(v.x, v.n, l.stream(), 1);
-                         course::fillRandom(v.y, v.n, l.stream(), 2);
-                     }}},
-         .check =
-             [&](const course::Case& c, const std::string&) {
-                 c.work(l.stream());
-                 const course::Mismatch bad = course::compareAll(
-                     course::toHost(v.y, v.n),
-                     [](size_t i) {
-                         return static_cast<double>(course::hashUnit(i, 1) +
-                                                    course::hashUnit(i, 2));
-                     },
-                     [](double got, double want) { return got == want; });
-                 return course::Checked{
-                     bad.count == 0, bad.count == 0 ? "every element exact"
-                                                    : bad.describe("elements")};
-             }},
-        cases);
-    return l.finish();
+    return l.run([&] {
+        gX.resize(l.largest());
+        gY.resize(l.largest());
+    });
 }
 """
 
