@@ -211,7 +211,7 @@ class PageTeach:
 
         if not self.verified:
             return f"{UNMEASURED}\n"
-        lines = ["| GPU | timing | launch time | same-code pairs | called faster or slower | largest shift | "
+        lines = ["| GPU | timing | median time | same-code pairs | called faster or slower | largest shift | "
                  "margin used |", "|" + " --- |" * 7]
         for run in self._runs:
             for t in resolution.tally((run.record or {}).get("results") or {}):
