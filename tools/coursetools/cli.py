@@ -1,9 +1,9 @@
 """The `course` command: one entry point for authors, reviewers and CI.
 
-Exit codes: 0 done; 1 errors in sources, markers or templates; 2 wrong
-usage or configuration (a bad argument, a refused output folder); 3
---check found a generated file out of date; 4 evidence is stale, tampered,
-unsigned or not promoted; 130 interrupted.
+Exit codes: 0 done; 1 errors in sources, markers or templates; 3 --check
+found a generated file out of date; 4 evidence is stale, tampered,
+unsigned or not promoted; 64 wrong usage or configuration (a bad
+argument, a refused output folder); 130 interrupted.
 """
 
 from __future__ import annotations

@@ -201,3 +201,22 @@ def test_no_module_imports_another_modules_private_name():
                 found += [f"{path.relative_to(tools)}: {a.name}" for a in node.names
                           if a.name.startswith("_") and not a.name.startswith("__")]
     assert found == [], found
+
+
+def test_every_exit_code_is_named_where_a_user_reads_it():
+    """The tools' exit codes live in errors.py; `course --help` and the
+    README must name each with its meaning, or a user reads a stale code
+    (the help once said 2 for a bad command line after it became 64)."""
+    import re
+    from pathlib import Path
+
+    from coursetools import cli, errors
+
+    codes = {v for k, v in vars(errors).items() if k.startswith("EXIT_")}
+    help_codes = {int(c) for c in re.findall(r"(\d+) (?:done|errors|--check|evidence|wrong|interrupted)", cli.__doc__)}
+    assert help_codes == codes
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    said = readme[readme.index("Exit codes of `tools/course`"):]
+    said = said[:said.index("\n\n")]
+    for code in codes - {errors.EXIT_INTERRUPTED}:
+        assert re.search(rf"[:;]\s+{code}\s", said), f"the README's exit codes of the tools lack {code}"
