@@ -54,4 +54,6 @@ def test_a_ratio_reads_as_x_from_one_and_a_half_and_as_a_span_where_gpus_differ(
     assert ratio_text(1.12) == "12% faster" and ratio_text(1 / 1.031) == "3.1% slower"
     assert range_text([1.2, 1.106]) == "11% to 20% faster"
     assert range_text([1.4, 1.7]) == "1.4x to 1.7x faster" and range_text([1.22, 1.2201]) == "22% faster"
+    # Ends print as a single ratio does; never "17.5x to 17.5x slower".
+    assert range_text([1 / 17.52, 1 / 17.48]) == "17x to 18x slower" and range_text([12.1, 12.3]) == "12x faster"
     assert speedup_text(1.9) == "1.9x" and speedup_text(1 / 1.22) == "-22%" and speedup_text(1.028) == "+2.8%"

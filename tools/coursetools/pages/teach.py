@@ -46,9 +46,13 @@ def range_text(ratios: list[float]) -> str:
     ups = sorted(r if r >= 1 else 1 / r for r in ratios)
     word = "faster" if ratios[0] >= 1 else "slower"
     if ups[-1] >= TIMES_FROM:
-        return f"{ups[0]:.1f}x to {ups[-1]:.1f}x {word}"
-    lo, hi = (100 * (u - 1) for u in (ups[0], ups[-1]))
-    return f"{lo:.1f}% to {hi:.1f}% {word}" if hi < 10 else f"{lo:.0f}% to {hi:.0f}% {word}"
+        # The ends as ratio_text prints them ('17x' from 10x up), so two
+        # estimates that print alike read as one, never '17.5x to 17.5x'.
+        lo, hi = (ratio_text(u).split()[0] if u >= TIMES_FROM else f"{u:.1f}x" for u in (ups[0], ups[-1]))
+    else:
+        decimals = ".1f" if 100 * (ups[-1] - 1) < 10 else ".0f"
+        lo, hi = (f"{100 * (u - 1):{decimals}}%" for u in (ups[0], ups[-1]))
+    return f"{hi} {word}" if lo == hi else f"{lo} to {hi} {word}"
 
 
 def speedup_text(r: float) -> str:
