@@ -7,6 +7,8 @@ recomputed from the committed records with the course's own rule:
     build/venv/bin/python research/experiments/rule_tables.py gpus
     build/venv/bin/python research/experiments/rule_tables.py third
     build/venv/bin/python research/experiments/rule_tables.py same FIRST SECOND
+    build/venv/bin/python research/experiments/rule_tables.py bands LESSON/TAG ...
+    build/venv/bin/python research/experiments/rule_tables.py pages
 
 Prints Markdown tables; writes nothing. The note's rows are held to the
 records they name (tools/tests/test_verdict.py): a record made since is
@@ -147,6 +149,62 @@ def gpus() -> None:
                 print(f"- `{key[1]}` against `{key[2]}` ({key[0]}): {w1}, {w2}")
 
 
+def band_rows(name: str) -> list[str]:
+    """The `bands` table's rows of one record (LESSON/TAG): its same-code
+    pairs (twins and declared same code) per timing and band of median
+    time, the rule's calls at 2% among them, the largest shift, and the
+    margin the page's words there use (rule/resolution.py)."""
+    from coursetools.rule import resolution
+    rec = record(*name.split("/"))
+    return [f"| {name} ({str(rec['gpu']['uuid'])[4:12]}) | {t['timing']} | {t['band']} | {t['pairs']:,} "
+            f"| {t['faster_or_slower']} | {t['largest_shift_pct']:.1f}% | {t['margin_pct']:.1f}% |"
+            for t in resolution.tally(rec.get("results") or {})]
+
+
+def bands(names: list[str]) -> None:
+    head("record (GPU)", "timing", "median time", "same-code pairs", "called *faster*/*slower* at 2%",
+         "largest shift", "margin the page uses")
+    print("\n".join(row for name in names for row in band_rows(name)))
+
+
+def page_row(lesson: str, recs: list[dict], other: dict) -> str:
+    """third_row at the margins pages use: of the words a page states alone
+    (each record of the set at its own widened margins, the same decided
+    word on all), how many `other`, at its own margins, gives, contradicts,
+    or leaves not distinguishable."""
+    first, *rest = [replication.pair_words(r["results"], widened=True) for r in recs]
+    alone = {k: w for k, w in first.items() if w in replication.DECIDED and all(ws.get(k) == w for ws in rest)}
+    theirs = replication.pair_words(other["results"], widened=True)
+    held = sum(theirs.get(k) == w for k, w in alone.items())
+    undecided = sum(theirs.get(k) == rule.UNDECIDED for k in alone)
+    contradicted = sum(theirs.get(k) in replication.DECIDED and theirs[k] != w for k, w in alone.items())
+    return (f"| {lesson} | {tagged(other)} | {', '.join(tagged(r) for r in recs)} | {len(alone)} | {held} "
+            f"| {contradicted} | {undecided} |")
+
+
+def page_rows() -> list[str]:
+    """The `pages` table: each promoted set's own GPUs against each other
+    (a page's words on one GPU of the set, held to the other), then each
+    record of its build on a GPU it does not name, at the page's margins."""
+    out = []
+    for lesson, recs in promoted_sets():
+        for i, other in enumerate(recs):
+            out.append(page_row(lesson, recs[:i] + recs[i + 1:], other))
+        uuids = {r["gpu"]["uuid"] for r in recs}
+        for path in sorted((ROOT / "evidence" / "records" / lesson).glob(f"*{SUFFIX}")):
+            other = load_record(path)
+            if (other.get("schema") == "course-evidence/3" and other["sources"]["digest"] == recs[0]["sources"]["digest"]
+                    and other["gpu"]["uuid"] not in uuids):
+                out.append(page_row(lesson, recs, other))
+    return out
+
+
+def pages() -> None:
+    head("lesson at the page's margins", "record (GPU)", "held to (GPU)", "decided words", "the same there",
+         "contradicted", "*not distinguishable* there")
+    print("\n".join(page_rows()))
+
+
 def third_row(lesson: str, recs: list[dict], other: dict) -> str:
     """What a reader on a GPU beyond a set's sees: of the words the page
     states alone (the same decided word on every GPU of the set `recs`),
@@ -220,6 +278,10 @@ if __name__ == "__main__":
         third()
     elif what == "sweep" and len(sys.argv) == 4:
         sweep(sys.argv[2], sys.argv[3])
+    elif what == "bands" and len(sys.argv) > 2:
+        bands(sys.argv[2:])
+    elif what == "pages":
+        pages()
     elif what == "same" and len(sys.argv) == 4:
         same(sys.argv[2], sys.argv[3])
     else:

@@ -261,7 +261,8 @@ def tags(cell: str) -> list[str]:
 
 def test_the_rule_calibration_notes_rows_are_what_the_records_they_name_give():
     """Each row of research/rule-calibration.md's tables of records (twins,
-    two GPUs, a third GPU, two runs on one GPU) is recomputed from the
+    two GPUs, a third GPU, two runs on one GPU, same-code pairs by band,
+    a page's words at its margins) is recomputed from the
     records it names, with the course's rule: a number there that the
     records do not give fails here, at its line, with the row they give.
     A record committed since is not in the note, and asks no edit of it."""
@@ -279,6 +280,9 @@ def test_the_rule_calibration_notes_rows_are_what_the_records_they_name_give():
             tables.record(c[0], tags(c[1])[0]))],
         "| lesson | records (GPU) | pairs | one word in both |":
             lambda c: [r for r in tables.same_rows(*tags(c[1])) if r.startswith(f"| {c[0]} |")],
+        "| record (GPU) | timing |": lambda c: tables.band_rows(tags(c[0])[0]),
+        "| lesson at the page's margins |": lambda c: [tables.page_row(
+            c[0], [tables.record(c[0], t) for t in tags(c[2])], tables.record(c[0], tags(c[1])[0]))],
     }
     problems = []
     for head, given in heads.items():

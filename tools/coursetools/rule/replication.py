@@ -16,11 +16,22 @@ from . import verdict as rule
 DECIDED = (rule.FASTER, rule.SLOWER, rule.SAME)
 
 
-def pair_words(results: dict, keep=lambda d: not store.is_twin_pair(d)) -> dict[tuple[str, str, str], str]:
+def pair_words(results: dict, keep=lambda d: not store.is_twin_pair(d),
+               widened: bool = False) -> dict[tuple[str, str, str], str]:
     """(set, a, b) -> the rule's word, for each decided pair `keep` selects
-    (by default every pair but the twins)."""
-    return {(d["set"], d["a"], d["b"]): rule.verdict(sa, sb).word
-            for d, sa, sb in store.decided_pairs(results, keep)}
+    (by default every pair but the twins); `widened`: at the margins the
+    record's own same-code pairs set (rule/resolution.py), as a page
+    states its words, not at the calibrated 2%."""
+    from . import resolution
+
+    margins = resolution.margins(results) if widened else {}
+    out = {}
+    for d, sa, sb in store.decided_pairs(results, keep):
+        v = rule.verdict(sa, sb)
+        if widened:
+            v = v.at_margin(resolution.margin_for(margins, d["set"].rsplit(" ", 1)[-1], v.a.median))
+        out[(d["set"], d["a"], d["b"])] = v.word
+    return out
 
 
 @dataclasses.dataclass
@@ -35,10 +46,11 @@ class Agreement:
         return len(self.agree) + len(self.contradict) + len(self.undecided)
 
 
-def compare(first: dict, second: dict, keep=lambda d: not store.is_twin_pair(d)) -> Agreement:
+def compare(first: dict, second: dict, keep=lambda d: not store.is_twin_pair(d), widened: bool = False) -> Agreement:
     """How the two records' words relate, pair by pair (`first`, `second`:
-    the records' results)."""
-    one, two = pair_words(first, keep), pair_words(second, keep)
+    the records' results; `widened`: each at its own margins, as pages
+    state words)."""
+    one, two = pair_words(first, keep, widened), pair_words(second, keep, widened)
     out = Agreement(missing=len(set(one) ^ set(two)))
     for key in one:
         if key not in two:
