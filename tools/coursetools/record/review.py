@@ -74,7 +74,7 @@ NOT_STARTED = (2, 126, 127)
 
 def _started(text: str, target: str, code: int) -> bool:
     """Whether a variant got as far as its GPU work: it printed the
-    lesson's opening line ("TARGET on GPU ..."), which course::begin()
+    lesson's opening line ("TARGET on GPU ..."), which course::Lesson
     prints only once the capability gate has passed, and its exit is not
     one that means it never ran (a signal is a fault only after that)."""
     return code not in NOT_STARTED and f"{target} on " in text
