@@ -5,7 +5,7 @@ so that the same results give the same bytes on every machine.
                 sample, on a scale that starts at zero;
   line_chart    series against a logarithmic x axis (the size sweeps);
   timeline      blocks of each kernel against time (resident, and of those
-                still waiting), one colour per kernel, or one bar per block
+                not yet at their second, 'waited' stamp), one colour per kernel, or one bar per block
                 for small grids.
 """
 
@@ -246,7 +246,7 @@ def timeline(title: str, kernels: list[dict], note: str = "", span: float | None
                     for j, v in enumerate(vals)
                 )
                 out.append(f'<path d="{path}" fill="none" stroke="{colour}" stroke-width="1.6"{dash}/>')
-            legend = "blocks resident" + (" (dashed: still waiting)" if drew_waiting else "")
+            legend = "blocks resident" + (" (dashed: not yet at their second stamp)" if drew_waiting else "")
             out.append(f'<text x="{left + 8}" y="{top + 14 + 16 * i}" fill="{colour}">'
                        f'{escape(str(k.get("kernel")))}: {legend}</text>')
     out.append("</svg>")
