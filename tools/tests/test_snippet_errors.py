@@ -47,12 +47,12 @@ def test_bad_input_reports_and_writes_nothing(course, in_tmp, name):
     assert listing(out) == []
 
 
-def test_duplicate_names_the_first_place(course, in_tmp):
+def test_duplicate_names_the_other_place(course, in_tmp):
     src = write(in_tmp / "lessons" / "day01_x" / "a.cu", GOOD + "\n" + GOOD)
     r = course("snippets", src, "--lesson", "day01_x", "-o", in_tmp / "out")
     assert r.code == 1
     assert "lessons/day01_x/a.cu:5:1: error: duplicate snippet name 'good'" in r.err
-    assert "first defined at lessons/day01_x/a.cu:1" in r.err
+    assert "also defined at lessons/day01_x/a.cu:1" in r.err
     assert listing(in_tmp / "out") == []
 
 
@@ -122,8 +122,8 @@ def test_a_name_another_lesson_uses_is_named_at_both_places(course, in_tmp, monk
     for args in (["--lesson", "day31_one"], []):
         r = course("snippets", *args, "-o", in_tmp / "out")
         assert r.code == 1, r.err
-        assert ("lessons/day32_two/two.cu:4:1: error: duplicate snippet name 'good'; first defined at "
-                "lessons/day31_one/one.cu:2; snippet names are course-wide") in r.err, r.err
+        assert ("lessons/day31_one/one.cu:2:1: error: duplicate snippet name 'good'; also defined at "
+                "lessons/day32_two/two.cu:4; snippet names are course-wide") in r.err, r.err
         assert r.err.count(": error: ") == 1 and listing(in_tmp / "out") == []
     write(in_tmp / two.sources[0], GOOD.replace("good", "other"))
     assert course("snippets", "--lesson", "day31_one", "-o", in_tmp / "out").code == 0

@@ -361,18 +361,19 @@ def duplicates(found: list[Snippet]) -> list[Diagnostic]:
     for s in found:
         f = first.setdefault(s.name, s)
         if (f.path, f.open_line) != (s.path, s.open_line):
-            out.append(Diagnostic(s.path, s.open_line, 1, f"duplicate snippet name '{s.name}'; first defined at "
+            out.append(Diagnostic(s.path, s.open_line, 1, f"duplicate snippet name '{s.name}'; also defined at "
                                   f"{f.path}:{f.open_line}; snippet names are course-wide: rename one"))
     return out
 
 
 def course_wide(found: list[Snippet], others: list[str], root: Path) -> list[Diagnostic]:
     """`found`'s names against the rest of the course's sources (`others`),
-    each read once and parsed only where it holds a marker of one of them."""
+    each read once and parsed only where it holds a marker of one of them;
+    a clash is named at `found`'s place (the lesson being checked)."""
     from ..errors import SourceError
 
     markers = [f"// snippet: {s.name}".encode() for s in found]
-    pool = list(found)
+    pool = []
     for p in others:
         try:
             data = read_source(p, root)
@@ -380,7 +381,7 @@ def course_wide(found: list[Snippet], others: list[str], root: Path) -> list[Dia
             continue  # a lesson's own extraction names it
         if any(m in data for m in markers):
             pool += parse_source(Path(p).resolve().relative_to(Path(root).resolve()).as_posix(), data)[0]
-    return duplicates(pool)
+    return duplicates(pool + list(found))
 
 
 def fence_for(lines: list[str]) -> str:
