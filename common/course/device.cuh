@@ -12,6 +12,7 @@
 
 namespace course {
 
+// snippet: warp-shuffle-reduce
 // A warp's values combined with `op` (associative), left in every lane.
 // Launch assumption: all 32 lanes of the warp call it (the full mask).
 template <typename T, typename Op>
@@ -42,6 +43,7 @@ __device__ inline T blockReduce(T v, Op op) {
     v = (threadIdx.x < kThreads / 32) ? warpTotals[lane] : T{};
     return warp == 0 ? warpReduce(v, op) : T{};
 }
+// end snippet
 
 struct Plus {
     template <typename T>

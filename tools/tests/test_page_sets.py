@@ -154,3 +154,25 @@ def test_a_profiled_row_that_does_not_exist_is_named_with_the_ones_that_do():
     assert unmark(p.counter("ladder n=1 v1", "m", ",")) == "3"
     with pytest.raises(marks.TemplateProblem, match="no profiled row 'v1'; the profiled rows are: ladder n=1 v1"):
         p.counter("v1", "m", ",")
+
+
+def test_same_results_counts_the_checks_whose_printed_result_every_gpu_shares():
+    def rec(uuid, v8_sum):
+        r = _record(uuid, {1: (FAST, SLOW)})
+        r["results"]["checks"] = [
+            {"check": "ladder n=64 v8 random", "detail": f"got {v8_sum}, want 8388482.86: relative error", "ok": True},
+            {"check": "ladder n=64 v8 ones", "detail": "got 64, want 64: relative error 0", "ok": True},
+            {"check": "ladder n=64 v9 random", "detail": "got 8388483, want 8388482.86; again 8388483", "ok": True},
+            {"check": "ladder n=64 v9-one-wave random", "detail": "got 1, want 1", "ok": True},
+            {"check": "ladder n=64 v9 same bits after timing", "detail": "8388483, then 8388483", "ok": True},
+            {"check": "ladder n=64 ceiling random", "detail": "every one of the values as expected", "ok": True}]
+        return r
+
+    p = _page(rec("GPU-aaaaaaaa", 8388481), rec("GPU-bbbbbbbb", 8388483))
+    assert {k: unmark(v) for k, v in p.same_results("v8").items()} == {"same": "1", "differ": "1"}
+    # a version is a word of the name: v9 is not v9-one-wave; a check with no 'got' counts nowhere
+    assert {k: unmark(v) for k, v in p.same_results("v9").items()} == {"same": "1", "differ": "0"}
+    assert {k: unmark(v) for k, v in p.same_results("ceiling").items()} == {"same": "0", "differ": "0"}
+    unverified = page_api.Page(fake_lesson(Path("/nonexistent")), [],
+                               ev_state.fixture(fake_lesson(Path("/nonexistent")), [], None, "unverified"))
+    assert unverified.same_results("v8")["same"] == "*(unmeasured)*"

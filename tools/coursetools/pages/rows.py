@@ -224,6 +224,28 @@ class PageRows:
                      f"with `--json your-run.json` and then `{student}`, which prints both runs' ratios and "
                      f"words and which carried over.\n\nCommand: `{cmd}`\n\n{fence}text\n{out}{fence}\n"))
 
+    # -- checks ---------------------------------------------------------
+    def same_results(self, version: str) -> dict:
+        """Over the checks of row `version` (a word of the check's name)
+        that print a result ('got 8388483, want ...'), how many print the
+        same result on every GPU of the set ('same') and how many do not
+        ('differ'). The programs print a float with 9 significant digits,
+        which tell any two floats apart: the same print is the same bits."""
+        if not self.verified:
+            return {"same": UNMEASURED, "differ": UNMEASURED}
+        per_run = []
+        for run in self._runs:
+            got = {}
+            for c in ((run.record or {}).get("results") or {}).get("checks") or []:
+                name = str(c.get("check", "")) if isinstance(c, dict) else ""
+                m = re.match(r"got (\S+?)(?:[,;]|$)", str(c.get("detail", ""))) if name else None
+                if m and version in name.split():
+                    got[name] = m.group(1)
+            per_run.append(got)
+        common = set.intersection(*(set(g) for g in per_run)) if per_run else set()
+        same = sum(len({g[k] for g in per_run}) == 1 for k in common)
+        return {"same": mark(f"{same:,}"), "differ": mark(f"{len(common) - same:,}")}
+
     # -- rows -----------------------------------------------------------
     def _select(self, where: dict) -> list[dict]:
         """The rows of the set's first record matching `where`."""
