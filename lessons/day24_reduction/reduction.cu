@@ -115,8 +115,8 @@ unsigned int gridFor(size_t n, int waves = kV9Waves) {
 // v1. Each level, threads whose index is a multiple of 2s add the element
 // s away. Correct, and slow: at each level only some lanes pass the
 // modulo test (from s = 32 on, lane 0 of some warps), so those warps run
-// the add for a few lanes while the rest wait, and the % is an integer
-// division per level.
+// the add for a few lanes while the rest wait. (The % by a power of two
+// is a test of tid's low bits; this build compiles it to an AND.)
 // Launch assumption: blockDim.x == kThreadsPerBlock, one element per thread.
 __global__ void reduceV1(const float* __restrict__ in, size_t n,
                          float* __restrict__ partials) {
