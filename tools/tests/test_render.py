@@ -223,3 +223,21 @@ def test_the_page_api_is_listed_from_the_helpers_themselves(course):
     assert one.code == 0 and one.out.startswith("page.plot(name, title, value, label='{mode}'")
     bad = course("page-api", "page.plott")
     assert bad.code == 64 and "page.plot," in bad.err
+
+
+def test_a_documented_unit_is_shown_with_no_record_and_an_unknown_one_is_refused(lesson):
+    """page.documented gives a unit NVIDIA's documentation defines (a sector's
+    bytes) as a shown fact: on a page with no evidence too, and past the
+    prose check; a unit the module does not list is a template problem."""
+    from coursetools.pages import documented
+
+    template(lesson, "# T\n\nA sector is {{ page.documented('sector_bytes') }} bytes.\n")
+    page, diags = render_page(lesson)
+    assert diags == [] and f"A sector is {documented.UNITS['sector_bytes'][0]} bytes." in page
+    assert all(source for _, source in documented.UNITS.values())  # each unit names its source
+    page_obj = page_api.Page(lesson, [], ev_state.fixture(lesson, entry={}, records={"results": {"rows": []}}))
+    text = marks.resolve_marks(page_obj.documented("sector_bytes"))
+    assert prose.problems_in(text, set(), set(), "t.j2") == []
+    template(lesson, "# T\n\n{{ page.documented('cache_line_bytes') }}\n")
+    _, diags = render_page(lesson)
+    assert "no documented unit 'cache_line_bytes'" in "\n".join(map(str, diags))

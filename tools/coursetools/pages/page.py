@@ -2,13 +2,15 @@
 (Page), the page API, assembled from its parts: rows.py (numbers),
 verdicts.py (comparative words), teach.py (the teaching part's short
 forms and the evidence appendix), causes.py (counters, timelines, the
-review, SASS) and figures.py (charts)."""
+review, SASS), figures.py (charts) and documented.py (units NVIDIA's
+documentation defines)."""
 
 from __future__ import annotations
 
 from ..sources.constants import NoSuchConstant, integer_value, source_constant
 from ..sources.manifest import Lesson
 from .causes import PageCauses
+from .documented import PageDocumented
 from .figures import PageFigures
 from .marks import TemplateProblem, shown
 from .rows import PageRows
@@ -45,5 +47,5 @@ class LessonView:
         return shown(text if number is None else number_format(number, fmt))
 
 
-class Page(PageTeach, PageFigures, PageCauses, PageNvbench, PageVerdicts, PageRows):
+class Page(PageTeach, PageFigures, PageCauses, PageNvbench, PageVerdicts, PageRows, PageDocumented):
     """What a lesson template can call (the page API)."""
