@@ -15,7 +15,8 @@ from .marks import TemplateProblem, shown
 UNITS = {
     "sector_bytes": (32, "Nsight Compute's Kernel Profiling Guide, its memory terminology: a sector is an "
                          "aligned 32-byte chunk of memory in a cache line or device memory; the memory "
-                         "counters that name sectors (lts__t_sectors_*) count in it"),
+                         "counters that name sectors (lts__t_sectors_*) count in it (checked 2026-12-02: \"Aligned 32 "
+                         "byte-chunk of memory in a cache line or device memory\")"),
 }
 
 
