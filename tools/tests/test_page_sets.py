@@ -67,6 +67,11 @@ def test_one_word_where_both_gpus_agree_and_each_gpus_where_they_differ():
     assert tally == {"faster": "1", "differs between GPUs": "1"}
     assert unmark(p.where_verdict(A, B, "elements", [1, 2], "differs between GPUs")) == "2"
     assert unmark(p.where_verdict(A, B, "elements", [1, 2], "faster")) == "1"
+    assert unmark(p.where_verdict(A, B, "elements", [1, 2], "the same", gpu=1)) == "2"
+    assert unmark(p.where_verdict(A, B, "elements", [1, 2], "faster", gpu=0)) == "1 and 2"
+    assert p.where_verdict(A, B, "elements", [1, 2], "the same") == "no size"
+    with pytest.raises(marks.TemplateProblem, match="takes no gpu"):
+        p.where_verdict(A, B, "elements", [1, 2], "differs between GPUs", gpu=0)
     one = {unmark(k): unmark(v) for k, v in p.verdicts(A, B, "elements", [1, 2], gpu=1).items()}
     assert one == {"faster": "1", "the same": "1"}
     assert {unmark(k): unmark(v) for k, v in p.agreement().items()} == {"agree": "1", "differ": "1"}
