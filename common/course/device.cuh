@@ -43,7 +43,6 @@ __device__ inline T blockReduce(T v, Op op) {
     v = (threadIdx.x < kThreads / 32) ? warpTotals[lane] : T{};
     return warp == 0 ? warpReduce(v, op) : T{};
 }
-// end snippet
 
 struct Plus {
     template <typename T>
@@ -58,6 +57,7 @@ template <int kThreads>
 __device__ inline float blockSum(float v) {
     return blockReduce<kThreads>(v, Plus{});
 }
+// end snippet
 
 // snippet: two-loads-block
 // Day 24's version 4, the block kernel day 77 reuses: each thread adds two

@@ -300,7 +300,9 @@ __global__ void reduceV7(const float* __restrict__ in, size_t n,
 
 // snippet: finish-partials
 // The second pass every two-pass version shares, v1 to v9: one block adds
-// `count` partials in index order, so the same partials give the same bits.
+// `count` partials in a fixed order (thread t adds partials t, t + 256, ...
+// in turn, then a shuffle tree adds the threads' sums), so the same
+// partials give the same bits.
 // There may be millions, so each thread issues kPerThread loads before
 // adding any: the pass waits for memory once per round, not once per
 // partial. `load` reads one partial; the caller says how, as only it knows
@@ -490,10 +492,11 @@ void enqueueV9(size_t n, cudaStream_t s) {
 // reading. Here the first pass finishes the job itself: every block stores
 // its partial and counts itself in with one atomic, and the block that
 // counts last, which then knows every partial is in memory, adds them all
-// with the second pass's own code, in index order. The grid is v9's, the
-// order of additions is v9's, so the bits are v9's, every run. Like v9's
-// second pass it is launched programmatically where the code allows it, so
-// one call's launch overlaps the end of the call before.
+// with the second pass's own code, in the same fixed order. The grid is
+// v9's, the order of additions is v9's, so the bits are v9's, every run.
+// Like v9's second pass it is launched programmatically where the code
+// allows it, so one call's launch may overlap the end of the call before
+// (a hypothesis: no timeline shows it).
 // Launch assumption: blockDim.x == kThreadsPerBlock; a grid of at most
 // v9's one wave (the dispatch below), which fits at once only while this
 // kernel's registers let as many of its blocks share an SM as v9's

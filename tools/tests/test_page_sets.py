@@ -67,6 +67,11 @@ def test_one_word_where_both_gpus_agree_and_each_gpus_where_they_differ():
     assert tally == {"faster": "1", "differs between GPUs": "1"}
     assert unmark(p.where_verdict(A, B, "elements", [1, 2], "differs between GPUs")) == "2"
     assert unmark(p.where_verdict(A, B, "elements", [1, 2], "faster")) == "1"
+    assert unmark(p.where_verdict(A, B, "elements", [1, 2], "the same", gpu=1)) == "2"
+    assert unmark(p.where_verdict(A, B, "elements", [1, 2], "faster", gpu=0)) == "1 and 2"
+    assert p.where_verdict(A, B, "elements", [1, 2], "the same") == "no size"
+    with pytest.raises(marks.TemplateProblem, match="takes no gpu"):
+        p.where_verdict(A, B, "elements", [1, 2], "differs between GPUs", gpu=0)
     one = {unmark(k): unmark(v) for k, v in p.verdicts(A, B, "elements", [1, 2], gpu=1).items()}
     assert one == {"faster": "1", "the same": "1"}
     assert {unmark(k): unmark(v) for k, v in p.agreement().items()} == {"agree": "1", "differ": "1"}
@@ -100,6 +105,43 @@ def test_twins_count_every_gpus_pairs_and_the_provenance_names_every_gpu():
                            {"promoted_by": "A Reviewer", "promoted_at": "2026-12-01T00:00:00Z"})
     assert "Numbers and charts from run `x` on NVIDIA H200 GPU aaaaaaaa" in text
     assert "run `y` on NVIDIA H200 GPU bbbbbbbb" in text
+
+
+def _ladder_record(uuid: str, samples: dict[str, list[float]], sets: dict[str, str] | None = None) -> dict:
+    r = _record(uuid, {})
+    for v, ss in samples.items():
+        r["results"]["rows"].append({"group": "ladder", "version": v, "elements": 1, "timing": "cold",
+                                     "set": (sets or {}).get(v, "ladder n=1 cold"), "change": f"{v}'s idea",
+                                     "gbps": 1.0 / sorted(ss)[len(ss) // 2], "samples_ms": ss,
+                                     "median_ms": sorted(ss)[len(ss) // 2]})
+    return r
+
+
+def test_a_ladders_step_is_the_rules_estimate_on_the_first_gpu_not_a_ratio_of_medians():
+    from coursetools.pages.teach import speedup_text
+
+    # v2's median is v1's, yet most of its samples are quicker: the rule's
+    # Hodges-Lehmann estimate and the ratio of medians part ways.
+    v1 = [1.0] * 21 + [1.2] * 20
+    v2 = [0.9] * 20 + [1.0] * 21
+    v3 = [0.5] * 41
+    p = _page(_ladder_record("GPU-aaaaaaaa", {"v1": v1, "v2": v2, "v3": v3, "lib": [0.8] * 41}),
+              _ladder_record("GPU-bbbbbbbb", {"v1": v1, "v2": [0.95] * 41, "v3": v3, "lib": [0.8] * 41}))
+    table = unmark(p.ladder(["v1", "v2", "v3"], 1, references=["lib"]))
+    line = {c.split("|")[1].strip(): [x.strip() for x in c.split("|")[1:-1]] for c in table.splitlines()
+            if c.startswith("| `")}
+    L = {"group": "ladder", "elements": 1, "timing": "cold"}
+    est = p._verdicts_each({**L, "version": "v2"}, {**L, "version": "v1"})[0][1].ratio
+    assert line["`v2`"][5] == speedup_text(est) and line["`v2`"][5] != speedup_text(1.0)
+    assert line["`v2`"][2] == "1,000.0"  # the time column stays the median
+    step3 = p._verdicts_each({**L, "version": "v3"}, {**L, "version": "v2"})[0][1].ratio
+    assert line["`v3`"][5] == speedup_text(step3) == "2.0x"
+    assert line["`lib`"][5] == "" and line["`lib`"][6] == "+25%"  # a reference: no step
+    # The entry gives the other GPU's steps too, the text's span.
+    assert "GPU bbbbbbbb: v1 1,000.0 us" in str(p._teach()["sections"]) and "v2 +5.3%" in str(p._teach()["sections"])
+    # Rows timed apart: a ratio of medians, named as one.
+    apart = _page(_ladder_record("GPU-aaaaaaaa", {"v1": v1, "v2": v2}, sets={"v2": "other"}))
+    assert "+0.0% (medians)" in unmark(apart.ladder(["v1", "v2"], 1))
 
 
 def test_a_selector_matching_several_rows_is_refused_naming_them():

@@ -169,40 +169,73 @@ class PageTeach:
         """A ladder in Mark Harris's form: a line per row of `versions` (its
         `key`) at `elements` in `timing`: what it changes (its "change"
         field), its median time in microseconds, its GB/s and its share of
-        the DRAM's theoretical peak, and its speed-up over the line before
-        and over the first line (ratios of medians, first GPU: '5.4x', or
-        '12%' below 1.5x). `references` are rows set beside the ladder (a
-        library, a ceiling): no step, their speed-up over the first line
-        only. The entry behind it gives every GPU's medians."""
+        the DRAM's theoretical peak (all the first GPU's), and its speed-up
+        over the line before ("step") and over the first line ('5.4x', or
+        '12%' below 1.5x). A speed-up is the comparison rule's estimate on
+        the first GPU, the very ratio page.vs and page.compare give for the
+        pair there (not a ratio of medians, which can lie outside the
+        words' span), wherever the two rows were timed together; rows timed
+        apart get a ratio of medians, marked '(medians)'. `references` are
+        rows set beside the ladder (a library, a ceiling): no step, their
+        speed-up over the first line only. The entry behind it gives every
+        GPU's medians and steps."""
         if not self.verified:
             return f"{UNMEASURED}\n"
         gpu = (self._record.get("results") or {}).get("gpu") or {}
         peak = peak_dram_gbps(gpu)
-        rows = []
         versions = list(versions) + [v for v in references if v not in versions]
-        for v in versions:
-            r = self._one({"group": "ladder", key: v, "elements": elements, "timing": timing})
+        wheres = [{"group": "ladder", key: v, "elements": elements, "timing": timing} for v in versions]
+        rows = []
+        for v, where in zip(versions, wheres):
+            r = self._one(where)
             if r is None:
                 raise TemplateProblem(f"ladder: no row {key}={v!r} at {elements:,} elements, {timing}")
             rows.append(r)
         head = ["version", "what it changes", "time (us)", "GB/s", "% of DRAM peak", "step", f"vs {versions[0]}"]
         lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
-        prev = first = rows[0]["median_ms"]
-        for v, r in zip(versions, rows):
-            t = r["median_ms"]
-            cells = [f"`{v}`", str(r.get("change", "")), f"{1000 * t:,.1f}", f"{r.get('gbps', 0):,.0f}",
-                     f"{100 * r['gbps'] / peak:.0f}%" if peak and r.get("gbps") else "",
-                     speedup_text(prev / t) if r is not rows[0] and v not in references else "",
-                     speedup_text(first / t) if r is not rows[0] else ""]
+        steps: list[list[str]] = [[] for _ in self._runs]  # each GPU's steps, for the entry
+        prev = 0
+        for i, (v, r) in enumerate(zip(versions, rows)):
+            step = cumulative = ""
+            if i:
+                cumulative = self._ladder_ratio(wheres[i], wheres[0], rows[i], rows[0])
+                if v not in references:
+                    step = self._ladder_ratio(wheres[i], wheres[prev], rows[i], rows[prev])
+                    for k, ratio in enumerate(self._ladder_ratios(wheres[i], wheres[prev])):
+                        steps[k].append(f"{v} {speedup_text(ratio)}")
+            cells = [f"`{v}`", str(r.get("change", "")), f"{1000 * r['median_ms']:,.1f}", f"{r.get('gbps', 0):,.0f}",
+                     f"{100 * r['gbps'] / peak:.0f}%" if peak and r.get("gbps") else "", step, cumulative]
             lines.append("| " + " | ".join(mark(c) if i else c for i, c in enumerate(cells)) + " |")
-            prev = t
+            if v not in references:
+                prev = i
         each = []
-        for run in self._runs:
-            meds = [run.select({"group": "ladder", key: v, "elements": elements, "timing": timing}) for v in versions]
-            each.append(f"{run.gpu}: " + ", ".join(f"{v} {1000 * m[0]['median_ms']:,.1f} us" for v, m in
-                                                   zip(versions, meds) if m))
+        for k, run in enumerate(self._runs):
+            meds = [run.select(w) for w in wheres]
+            text = f"{run.gpu}: " + ", ".join(f"{v} {1000 * m[0]['median_ms']:,.1f} us" for v, m in
+                                              zip(versions, meds) if m)
+            if steps[k]:
+                text += "; steps (the rule's estimates): " + ", ".join(steps[k])
+            each.append(text)
         anchor = self._entry(f"the ladder at {elements:,} elements, {timing}, median times: " + "; ".join(each))
         return "\n".join(lines) + "\n\n" + mark(f"[Each GPU's times]({'#' + anchor}).") + "\n"
+
+    def _ladder_ratios(self, a: dict, b: dict) -> list[float]:
+        """Each GPU's rule estimate of b's time over a's, where the two rows
+        were timed together in every record; else nothing."""
+        try:
+            vs = self._verdicts_each(a, b)
+        except TemplateProblem:
+            return []  # timed in different sets: the rule does not compare them
+        return [v.ratio for _, v in vs] if vs else []
+
+    def _ladder_ratio(self, a: dict, b: dict, ra: dict, rb: dict) -> str:
+        """A ladder's speed-up cell: the first GPU's rule estimate of b's
+        time over a's, or a ratio of medians, marked, where the rule cannot
+        compare the two rows."""
+        ratios = self._ladder_ratios(a, b)
+        if ratios:
+            return speedup_text(ratios[0])
+        return f"{speedup_text(rb['median_ms'] / ra['median_ms'])} (medians)"
 
     def same_code(self) -> str:
         """The same code against itself, on each GPU of the set: per timing

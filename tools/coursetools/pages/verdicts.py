@@ -349,17 +349,30 @@ class PageVerdicts:
             return UNMEASURED
         return self.twins(**where).get(word, mark(0))
 
-    def where_verdict(self, a: dict, b: dict, over: str, values: list, word: str, fmt: str = ",") -> str:
+    def where_verdict(self, a: dict, b: dict, over: str, values: list, word: str, fmt: str = ",",
+                      gpu: int | None = None) -> str:
         """The values x of `over` at which the rule calls (a + {over: x})
         against (b + {over: x}) `word` on every GPU of the set, as a
         phrase: '65,537 and 262,145', or 'no size'. word='differs between
-        GPUs' names the values at which the GPUs' words differ."""
+        GPUs' names the values at which the GPUs' words differ. gpu=i: the
+        values at which the set's i-th GPU alone gives `word` (name that
+        GPU beside it, page.gpu(i))."""
         if word not in cmp.WORDS + (DIFFERS,):
             raise TemplateProblem(f"'{word}' is not one of the rule's words: {', '.join(cmp.WORDS + (DIFFERS,))}")
+        if gpu is not None and word == DIFFERS:
+            raise TemplateProblem(f"'{DIFFERS}' compares the GPUs; it takes no gpu")
         if not self.verified:
             return UNMEASURED
         self._values_exist(a, b, over, values)
-        hits = [mark(number_format(x, fmt)) for x in values if self._word({**a, over: x}, {**b, over: x}) == word]
+        if gpu is None:
+            said = lambda x: self._word({**a, over: x}, {**b, over: x})  # noqa: E731
+        else:
+            self.gpu(gpu)  # refuses an index the set has not
+
+            def said(x):
+                vs = self._verdicts_each({**a, over: x}, {**b, over: x})
+                return vs[gpu][1].word if vs else "unmeasured"
+        hits = [mark(number_format(x, fmt)) for x in values if said(x) == word]
         return _and(hits) if hits else "no size"
 
     def versus_table(self, a: dict, b: dict, names: list, over: str = "elements",
