@@ -15,7 +15,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 days=${1:-10}
 work=${2:-$(mktemp -d /tmp/suite-scale.XXXXXX)}
-[[ "$days" =~ ^[1-9][0-9]?$ ]] || { echo "suite-scale: DAYS must be 1 to 99, got '$days'" >&2; exit 2; }
+[[ "$days" =~ ^[1-9][0-9]?$ ]] || { echo "suite-scale: DAYS must be 1 to 99, got '$days'" >&2; exit 64; }
 git clone -q "$root" "$work/course"
 cd "$work/course"
 

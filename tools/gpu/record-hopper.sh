@@ -13,7 +13,7 @@
 # Every lesson is tried; the exit code is 1 when any record was refused.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$root" || exit 2
+cd "$root" || exit 1
 [ $# -ge 2 ] || { echo "usage: $0 TAG COMMIT [--timed-only] [--review FILE] [LESSON...]" >&2; exit 64; }
 tag=$1 commit=$2
 shift 2
