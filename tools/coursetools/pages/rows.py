@@ -211,11 +211,11 @@ class PageRows:
         cmd = " ".join(r["command"])
         # What carries over is the author's words (lesson.toml): prose, checked as prose.
         # The helper's own words are shown, not measured: no claim in the author's rests on them.
-        other = "; ".join(c["what"] + (shown(" (its rows whose times include the host's launch work: on the same host only)") if c.get("host_bound")
+        other = "; ".join(c["what"] + (shown(" (its rows launched into a stream, whose times may include the host's launch work: on the same host only)") if c.get("host_bound")
                                        else "") for c in self._lesson.info.carry_over) or "the ratios between rows"
         student = f"tools/course evidence compare {self._lesson.target} promoted your-run.json"
-        return (shown(f"**{self.provenance()}**\n\nOn another GPU every time here will differ, and even two runs "
-                     "on this one move times by a few percent. What may carry over is a ratio of rows timed "
+        return (shown(f"**{self.provenance()}**\n\nOn another GPU, or in another run on this one, every time "
+                     "here will differ. What may carry over is a ratio of rows timed "
                      "together in one run: ") + other + shown(
                      (f". Between this page's {len(self._runs)} GPUs of one model, every word above was "
                       "computed on each, and where they differ the page says so. " if len(self._runs) > 1 else
