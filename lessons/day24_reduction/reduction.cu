@@ -204,9 +204,9 @@ __global__ void reduceV4(const float* __restrict__ in, size_t n,
 }
 
 // snippet: v5-warp-shuffle
-// v5. The tree's last five levels ran one warp with barriers between
-// levels. Shuffles move values between the lanes of a warp through
-// registers: each warp sums its 32 values with five shuffles and no
+// v5. The tree's last six levels (s = 32 down to 1) ran one warp with
+// barriers between levels. Shuffles move values between the lanes of a warp
+// through registers: each warp sums its 32 values with five shuffles and no
 // barrier, and one barrier hands the 8 warp totals to warp 0.
 __global__ void reduceV5(const float* __restrict__ in, size_t n,
                          float* __restrict__ partials) {
@@ -556,8 +556,9 @@ __global__ void reduceV10(const float* __restrict__ in, size_t n,
 // without v10's wait, atomic and re-read. Up to one wave of v9's blocks,
 // v9's grid in one programmatic launch. Beyond, v9's two passes: there
 // thousands of blocks would queue on one counter and the last block would
-// read thousands of partials one round trip after the rest. Both choices
-// were measured against the one-pass kernel (research/one-pass.md).
+// read thousands of partials one round trip after the rest, we think
+// (research/one-pass.md measured the one-pass kernel beyond one wave, not
+// these causes apart; the one-block choice was not timed against it).
 void enqueueV10(size_t n, cudaStream_t s) {
     const unsigned int blocks = gridFor(n);
     if (n <= kTileElems || blocks == 1 ||
