@@ -194,12 +194,36 @@ def test_a_lesson_toml_sentence_is_checked_as_prose(in_tmp, monkeypatch):
 def test_a_helper_label_cannot_close_its_code_span(in_tmp, monkeypatch):
     lesson = fake_lesson(in_tmp)
     monkeypatch.setattr(page_api.sass if hasattr(page_api, "sass") else __import__("coursetools.binaries.sass",
-                        fromlist=["x"]), "excerpt", lambda binary, kernel, n, show=None: ["LDG.E.128 R4, [R2]"])
+                        fromlist=["x"]), "excerpt", lambda binary, kernel, n, show=None, **kw: ["LDG.E.128 R4, [R2]"])
     page = page_api.Page(lesson, [], ev_state.fixture(lesson, [], entry=None, state="unverified"))
     marks.forget_marks()
     out = marks.resolve_marks(page.sass("_Z1kv", "k` **PDL is 7.9 us faster** `"))
     assert "**PDL is 7.9 us faster**" not in out.replace("``", "").split("`")[0::2][0]
     assert check(out), "the label's number must be seen by the prose check"
+
+
+def test_a_verified_pages_machine_code_is_the_architecture_its_runs_used(in_tmp, monkeypatch):
+    """On a verified page the excerpt is sm_90's where the records ran on
+    an H200; a build for other GPUs (a student's sm_86) holds none, and the
+    page says so instead of showing sm_86 code under the author's label
+    ('the trigger (PREEXIT)', an instruction sm_86 lacks)."""
+    from coursetools.binaries import sass as sass_module
+    lesson = fake_lesson(in_tmp)
+    rec = {"results": {"rows": []}, "stdout": "out\n", "command": ["build/bin/x"], "tag": "t",
+           "recorded_at": "2026-12-01T00:00:00Z",
+           "gpu": {"name": "G", "compute_capability": "9.0", "sm_count": 1, "driver": "d", "cuda_runtime": "13.0"},
+           "toolchain": {"nvcc": "13.0"}, "git": {"commit": "abcdef1234567"}}
+    entry = {"promoted_by": "R", "principal": "r@x", "promoted_at": "2026-12-01"}
+    asked = []
+    monkeypatch.setattr(sass_module, "excerpt", lambda *a, arch=None, **kw: asked.append(arch) or ["PREEXIT"])
+    page = page_api.Page(lesson, [], ev_state.fixture(lesson, entry=entry, records=rec))
+    monkeypatch.setattr(sass_module, "machine_archs", lambda binary: [86])
+    marks.forget_marks()
+    out = marks.resolve_marks(page.sass("_Z1kv", "the trigger"))
+    assert "holds no sm_90 machine code" in out and "PREEXIT" not in out and asked == []
+    monkeypatch.setattr(sass_module, "machine_archs", lambda binary: [86, 90])
+    out = marks.resolve_marks(page.sass("_Z1kv", "the trigger"))
+    assert "PREEXIT" in out and asked == [90]
 
 
 def test_only_the_renderers_provenance_becomes_the_verified_box():

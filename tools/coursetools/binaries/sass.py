@@ -157,35 +157,38 @@ def _known(fns: dict[str, list[str]], kernel: str, enums: dict[str, int] | None)
 _VERSION = cache.version_of(Path(__file__))
 
 
-def dump(binary: Path) -> dict[str, list[str]]:
+def dump(binary: Path, arch: int | None = None) -> dict[str, list[str]]:
     """Each function's instructions in a binary's machine code, by mangled
-    name: cuobjdump's, remembered in the build (build/cache/sass.json) and
-    in this process by the binary's sha256, so a render runs cuobjdump
-    only for a binary it has not read before, and a rebuilt one is read
-    again."""
+    name (`arch`: the machine code for sm_<arch> alone, else all of it):
+    cuobjdump's, remembered in the build (build/cache/sass.json) and in
+    this process by the binary's sha256, so a render runs cuobjdump only
+    for a binary it has not read before, and a rebuilt one is read again."""
     if not Path(binary).exists():
         raise UsageError(f"{display_path(binary)}: not built; build it first (cmake --build build)")
-    return _dump_of(display_path(binary), hashlib.sha256(Path(binary).read_bytes()).hexdigest(), Path(binary))
+    key = display_path(binary) + (f"@sm_{arch}" if arch else "")
+    return _dump_of(key, hashlib.sha256(Path(binary).read_bytes()).hexdigest(), Path(binary), arch)
 
 
 @functools.lru_cache(maxsize=8)
-def _dump_of(key: str, sha: str, binary: Path) -> dict[str, list[str]]:
+def _dump_of(key: str, sha: str, binary: Path, arch: int | None = None) -> dict[str, list[str]]:
     # A few binaries' worth (a lesson's dump with CUB in it is half a megabyte).
     memo = cache.Memo("sass", _VERSION, max_items=16)
     saved = memo.get(key)  # [sha256, functions]: the binary last read at this path
     if isinstance(saved, list) and len(saved) == 2 and saved[0] == sha and isinstance(saved[1], dict) \
             and all(isinstance(v, list) and all(isinstance(i, str) for i in v) for v in saved[1].values()):
         return saved[1]  # else not a dump (a memo written by other code, or by hand): read again
-    functions = _dump_now(binary)
+    functions = _dump_now(binary, arch)
     memo.put(key, [sha, functions])
     memo.save()
     return functions
 
 
-def _dump_now(binary: Path) -> dict[str, list[str]]:
+def _dump_now(binary: Path, arch: int | None = None) -> dict[str, list[str]]:
     env = dict(os.environ)
     env["PATH"] = str(Path(_tool("nvdisasm")).parent) + os.pathsep + env.get("PATH", "")
-    proc = subprocess.run([_tool("cuobjdump"), "--dump-sass", str(binary)], capture_output=True, text=True, env=env)
+    only = ["--gpu-architecture", f"sm_{arch}"] if arch else []
+    proc = subprocess.run([_tool("cuobjdump"), "--dump-sass", *only, str(binary)], capture_output=True, text=True,
+                          env=env)
     if proc.returncode != 0:
         raise UsageError(f"cuobjdump --dump-sass {display_path(binary)} failed: {proc.stderr.strip()}")
     functions: dict[str, list[str]] = {}
@@ -203,11 +206,12 @@ def _dump_now(binary: Path) -> dict[str, list[str]]:
 
 
 def excerpt(binary: Path, kernel: str, max_lines: int, show: list[str] | None = None,
-            enums: dict[str, int] | None = None) -> list[str]:
-    """The instructions of interest in a kernel's machine code: those
-    matching `show` (the lesson's [[sass]] `show` for it), else the
-    course's usual list (INTERESTING); each distinct shape once, in order."""
-    fns = dump(Path(binary))
+            enums: dict[str, int] | None = None, arch: int | None = None) -> list[str]:
+    """The instructions of interest in a kernel's machine code (`arch`:
+    for sm_<arch> alone): those matching `show` (the lesson's [[sass]]
+    `show` for it), else the course's usual list (INTERESTING); each
+    distinct shape once, in order."""
+    fns = dump(Path(binary), arch)
     found = kernels_named(fns, kernel, enums)
     if not found:
         raise SourceError(f"{display_path(binary)}: no kernel {kernel} in the SASS{_known(fns, kernel, enums)}")

@@ -107,12 +107,23 @@ class PageCauses:
         check like any typed text). `kernel`: its name in the source (or
         mangled; an instance as the source spells it,
         'latencyChase<Chase::RemotePtx>'); the instructions shown are its lesson.toml [[sass]]
-        `show` list where it declares one."""
+        `show` list where it declares one. On a verified page, the machine
+        code for the architecture its records ran (sm_90 on an H200): a
+        build configured for other GPUs holds none, and the page says so
+        where the excerpt would be, never showing other code under the
+        author's label."""
+        arch = None
+        if self.verified:
+            arch = int(str(self._record["gpu"]["compute_capability"]).replace(".", ""))
+            if arch not in sass.machine_archs(Path(self._lesson.binary)):
+                return (code_span(label) + shown(f": this build holds no sm_{arch} machine code, the architecture "
+                                                 "the page's runs used; build with the course's default "
+                                                 "architectures to see it.") + "\n")
         show = next((list(e["show"]) for e in self._lesson.info.sass if e["kernel"] == kernel and e.get("show")),
                     None)
         # An instance as the source spells it needs the lesson's enumerators.
         named = {"enums": constants.enum_values(self._lesson)} if "<" in kernel else {}
-        lines = sass.excerpt(Path(self._lesson.binary), kernel, max_lines, show, **named)
+        lines = sass.excerpt(Path(self._lesson.binary), kernel, max_lines, show, **named, arch=arch)
         body = "\n".join(lines) + "\n"
         return (code_span(label) + shown(" (`cuobjdump --dump-sass`, instructions of interest):") + "\n\n"
                 + mark_block(f"```text\n{body}```\n"))
