@@ -46,7 +46,7 @@ def test_a_legend_only_for_what_is_drawn_and_timelines_on_one_scale():
     svg = plots.timeline("t", [k])
     assert "v9: blocks resident" in _texts(svg) and "dashed" not in svg
     waiting = dict(k, waiting=[3, 1, 0])
-    assert "v9: blocks resident (dashed: still waiting)" in _texts(plots.timeline("t", [waiting]))
+    assert "v9: blocks resident (dashed: not yet at their second stamp)" in _texts(plots.timeline("t", [waiting]))
     shared = plots.timeline("t", [k], span=290.0)
     assert "300" in _texts(shared) and "300" not in _texts(svg)
     series = [("shown", [(1, 1.0), (2, 2.0)]), ("empty", [])]
