@@ -62,7 +62,7 @@ def cmd_snippets(args) -> int:
         jobs = [(name, list(args.files))]
     else:
         lessons, chosen = _lessons(args.lesson)
-        jobs = [(l.target, _snippet_files(l)) for l in chosen if l.built]
+        jobs = [(l.target, l.snippet_files) for l in chosen if l.built]
     trees, diags, pool = {}, [], []
     for name, files in jobs:
         found, d = snippets.extract(files, manifest.ROOT)
@@ -86,11 +86,6 @@ def cmd_snippets(args) -> int:
     print(f"snippets: {count} snippet(s) of {len(trees)} lesson(s) in {display_path(out)} "
           f"({len(written)} lesson folder(s) rewritten)")
     return EXIT_OK
-
-
-def _snippet_files(lesson) -> list[str]:
-    """A lesson's sources and the shared header: where its snippets are."""
-    return [str(manifest.ROOT / s) for s in (*lesson.sources, *manifest.header_files(manifest.ROOT))]
 
 
 def cmd_render(args) -> int:
@@ -245,7 +240,7 @@ def cmd_check(args) -> int:
     # day with no record yet is not a question of stale evidence.
     covers = ev_state.fingerprint(lessons, manifest.build_dir())
     ev_state.write(verify.lesson_states(lessons), lessons, covers=covers)
-    found, diags = snippets.extract(_snippet_files(lesson), manifest.ROOT)
+    found, diags = snippets.extract(lesson.snippet_files, manifest.ROOT)
     others = sorted({str(manifest.ROOT / s) for l in lessons if l.target != lesson.target for s in l.sources})
     said += [str(d) for d in diags + snippets.course_wide(found, others, manifest.ROOT)]
     own = [s for s in found if s.path in lesson.sources]

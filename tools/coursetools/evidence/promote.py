@@ -147,13 +147,13 @@ def promotions_lock(base: Path | None = None, timeout_s: float = 60.0):
 # words in 14 to 18 of day 24's 183 sweep cells where two runs on one GPU
 # gave 1 (2026-12-01): one GPU's words are that GPU's.
 MIN_GPUS = 2
-# What makes records "of one build": the same commit, sources digest and
-# toolchain. (Not the executable's hash: nvcc's output depends on where the
-# tree sits on the machine that builds it, through -lineinfo's paths.)
-SAME_BUILD = ("commit", "sources", "nvcc", "flags", "architectures")
 
 
 def _build_of(rec: dict) -> dict:
+    """What makes records "of one build": the same commit, sources digest
+    and toolchain. (Not the executable's hash: nvcc's output depends on
+    where the tree sits on the machine that builds it, through -lineinfo's
+    paths.)"""
     tc = rec.get("toolchain") or {}
     return {"commit": (rec.get("git") or {}).get("commit"), "sources": (rec.get("sources") or {}).get("digest"),
             "nvcc": tc.get("nvcc"), "flags": tc.get("flags"), "architectures": tc.get("architectures")}

@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
 from pathlib import Path
 
 from ..errors import Diagnostic, EvidenceError, display_path
@@ -214,9 +213,3 @@ def write(states: list[LessonState], lessons: list[Lesson], path: Path | None = 
                                        f"were verified; write it again: {REFRESH}"))
     write_atomic(path, to_json(states, lessons, manifest.build_dir(), now))
     return path
-
-
-def environment_path() -> Path | None:
-    """A state file named by COURSE_EVIDENCE_STATE (tests and serve)."""
-    p = os.environ.get("COURSE_EVIDENCE_STATE")
-    return Path(p) if p else None

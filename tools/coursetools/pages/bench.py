@@ -43,7 +43,7 @@ def once(root: Path, paths: list[str], cached: bool) -> dict[str, float]:
     t0 = time.perf_counter()
     by_lesson = {}
     for p in paths:
-        found, diags = snippets.extract([p], root, Path(p).parent.name)
+        found, diags = snippets.extract([p], root)
         assert not diags
         by_lesson[Path(p).parent.name] = found
     t["extract"] = time.perf_counter() - t0

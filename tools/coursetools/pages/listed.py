@@ -56,11 +56,6 @@ TIMELINE_TIMES = ("blocks", "first_start_us", "last_start_us", "first_end_us", "
 TIMELINE_LISTS = ("resident", "waiting", "block_start_us", "block_end_us", "block_wait_us", "block_sm")
 # A listed setting the program reads off its GPU when it runs.
 KNOWN_WHEN_RUN = "known when run"
-# The whole-number fields that say which row a row is (its size, its bins,
-# its chain length, its cluster size), as against those a run measures or
-# derives from the GPU (a grid's atomics count): a listing's values of
-# these are the record's.
-SELECTING_NUMBERS = ("elements", "bins", "k", "cluster", "calls")
 
 
 class ListFailed(Exception):

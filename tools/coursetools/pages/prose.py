@@ -432,8 +432,7 @@ def snippet_comment_problems(lesson: Lesson, allowed: set[float]) -> list[Diagno
     snippet's, and a snippet is there to be shown."""
     from ..sources import snippets
 
-    found, _ = snippets.extract([str(manifest.ROOT / s) for s in (*lesson.sources, *manifest.header_files(manifest.ROOT))],
-                                manifest.ROOT, lesson.target)
+    found, _ = snippets.extract(lesson.snippet_files, manifest.ROOT)
     out = []
     for sn in found:
         for first, text in _comments(sn.text):

@@ -74,8 +74,7 @@ def render_lesson(lesson: Lesson, keep_marks: bool = False,
     state = state if state is not None else ev_state.of(lesson)
     if not template_path.exists():
         return {}, [Diagnostic(shown, 0, 0, f"no page template; expected {TEMPLATE} in {lesson.dir}")], state
-    found, diags = snippets.extract([str(manifest.ROOT / s) for s in (*lesson.sources, *manifest.header_files(manifest.ROOT))], manifest.ROOT,
-                                   lesson.target)
+    found, diags = snippets.extract(lesson.snippet_files, manifest.ROOT)
     known = sorted(s.name for s in found)
     try:
         text = read_source(template_path, manifest.ROOT).decode("utf-8")

@@ -169,7 +169,6 @@ class PageRows:
         self._nvbench = (rec or {}).get("nvbench") or {}
         self._record = rec
         self._known_fields = main.known_fields
-        self._selected = main.selected
         self._verdicts: dict[tuple, cmp.Verdict] = {}
         self._prepared_rows: dict[int, cmp.Prepared] = {}
         # A timed row's samples by content, for the verdicts' memo: its

@@ -341,14 +341,6 @@ class PageVerdicts:
                             words.append(self._rule(row["samples_ms"], base[0]["samples_ms"]).word)
         return self._tally(words)
 
-    def twin_count(self, word: str, **where) -> str:
-        """How many twin pairs (see twins()) the rule calls `word`."""
-        if word not in cmp.WORDS:
-            raise TemplateProblem(f"'{word}' is not one of the rule's words: {', '.join(cmp.WORDS)}")
-        if not self.verified:
-            return UNMEASURED
-        return self.twins(**where).get(word, mark(0))
-
     def where_verdict(self, a: dict, b: dict, over: str, values: list, word: str, fmt: str = ",") -> str:
         """The values x of `over` at which the rule calls (a + {over: x})
         against (b + {over: x}) `word` on every GPU of the set, as a

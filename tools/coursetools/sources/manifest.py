@@ -65,6 +65,11 @@ class Lesson:
     def path(self) -> Path:
         return ROOT / self.dir
 
+    @property
+    def snippet_files(self) -> list[str]:
+        """Where its snippets are: its sources and the shared header."""
+        return [str(ROOT / s) for s in (*self.sources, *header_files(ROOT))]
+
     def digest_files(self, build: Path | None = None) -> tuple[str, ...]:
         """What the sources digest covers (digest.py says why each): the
         lesson's sources and folder, the shared header, all of common/,

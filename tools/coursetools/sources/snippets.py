@@ -325,12 +325,11 @@ def _finish(path: str, region: _Open, out: list[Snippet], diags: list[Diagnostic
     )
 
 
-def extract(paths: list[str], root: Path, _lesson: str = "") -> tuple[list[Snippet], list[Diagnostic]]:
+def extract(paths: list[str], root: Path) -> tuple[list[Snippet], list[Diagnostic]]:
     """Parses every file of one lesson and reports duplicate names among
     them (course_wide() holds them to the rest of the course). Paths in
     diagnostics and artifacts are relative to `root`; each file must be a
-    regular file inside it. (The lesson's name, a third argument some
-    callers still pass, is not needed: no message names the lesson.)"""
+    regular file inside it."""
     from ..errors import SourceError
 
     root = Path(root).resolve()
