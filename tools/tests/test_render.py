@@ -223,3 +223,17 @@ def test_the_page_api_is_listed_from_the_helpers_themselves(course):
     assert one.code == 0 and one.out.startswith("page.plot(name, title, value, label='{mode}'")
     bad = course("page-api", "page.plott")
     assert bad.code == 64 and "page.plot," in bad.err
+
+
+def test_a_snippet_name_in_two_lessons_fails_the_render_of_every_page(lesson):
+    """The build extracts snippets in render alone (no build/snippets/): a
+    name two lessons define names one place no more, so render names it."""
+    from coursetools.errors import SourceError
+
+    other = fake_lesson(lesson.path.parents[1], "day98_other")
+    write(other.path / "fake.cu", SRC)
+    template(lesson, "# Day\n")
+    template(other, "# Day\n")
+    with pytest.raises(SourceError, match="duplicate snippet name 'cluster-launch'"):
+        render.render_all([other, lesson])
+    assert render.render_all([lesson], [lesson.target])[0]  # one lesson alone renders

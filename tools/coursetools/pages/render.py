@@ -254,6 +254,9 @@ def render_all(lessons, only=None, states: dict | None = None) -> tuple[dict[Pat
                                         f"{FIGURES}/{DRAWN}, or was edited since); refusing to replace it: give "
                                         "the chart another name, or move the file"))
     verdicts.save_memo()
+    if not only:  # snippet names are course-wide: a name in two lessons' sources is an error
+        diags += snippets.duplicates(snippets.extract(sorted({f for l in lessons for f in l.snippet_files}),
+                                                      manifest.ROOT)[0])
     if diags:
         raise SourceError(diags + [f"{len(diags)} error(s); nothing written"])
     table = readme_with_table(lessons)
