@@ -24,8 +24,8 @@ from . import machine
 from .machine import ClockSampler, git_state
 from .plausibility import impossible_rows, peak_dram_gbps
 from .proof import gpu_proof_problems
-from .format import (COMMIT_RE, SCHEMA, StrictJSONError, load_json, record_digest, record_path, sha256_file,
-                     sources_digest, strict_json, write_new_record)
+from .format import COMMIT_RE, SCHEMA, record_digest, record_path, sha256_file, sources_digest, write_new_record
+from .strictjson import StrictJSONError, load_json, strict_json
 
 
 def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
