@@ -68,7 +68,7 @@ def provenance_text(records: list[dict] | dict, entry: dict) -> str:
     of the promoted set, one a GPU, the first the one the page's numbers
     and charts come from, all of them behind its words. The site shows it
     as "Verified on real hardware" only where it is this exact line for a
-    lesson whose evidence is valid (site/build.py)."""
+    lesson whose evidence is valid (site/transforms.py)."""
     recs = [records] if isinstance(records, dict) else list(records)
     first, rest = recs[0], recs[1:]
     e = entry

@@ -230,7 +230,7 @@ class PageTeach:
         for section in self._teach()["sections"].values():
             if section["entries"]:
                 # A line of prose first: on a phone the site shows it and
-                # folds the list behind it (site/build.py).
+                # folds the list behind it (site/transforms.py).
                 out.append(f"### Evidence: {section['title']}\n\nEach GPU's numbers behind the words above.\n")
                 out += [f"- {e}" for e in section["entries"]]
                 out.append("")
