@@ -192,12 +192,44 @@ def record(
     manifest_info: dict | None = None,
     nvbench: bool = True,
 ) -> Path:
+    """Checks that a record may be made, builds and runs the lesson, puts
+    the record together, and writes it only once it shows a GPU ran the
+    program and holds nothing a device cannot do."""
     out_path = record_path(lesson, tag, base)
     if out_path.exists():
         raise UsageError(
             f"{display_path(out_path)}: a record for {lesson.target} with tag '{tag}' already exists; "
             "records are never overwritten; choose a new tag"
         )
+    build = Path(build or build_dir())
+    git, review_data = _checks(lesson, commit, clean, build, review)
+    built_by, digest = _build_checked(lesson, build, timeline, nvbench)
+    if review is not None and (review_data.get("sources") or {}).get(lesson.target) != digest["digest"]:
+        raise UsageError(
+            f"{display_path(review)}: the review ran on other sources than these ({lesson.target}); "
+            "run tools/course review again"
+        )
+    started = dt.datetime.now(dt.timezone.utc)
+    runs = _run_all(lesson, build, list(extra_args or []), profile, timeline, nvbench)
+    rec = _assemble(lesson, tag, started, runs, git, digest, built_by, manifest_info, extra_args)
+    _admit(rec, runs["main"])
+    for key, value in (("results_error", runs["main"]["results_error"]), ("timeline", runs["timeline"]),
+                       ("nvbench", runs["nvbench"]), ("review", review_data)):
+        if value is not None:
+            rec[key] = value
+    rec["digest"] = record_digest(rec)
+    if not write_new_record(out_path, rec):
+        raise UsageError(f"{display_path(out_path)}: appeared while the run was in progress; not overwritten")
+    return out_path
+
+
+def _checks(lesson: Lesson, commit: str | None, clean: bool | None, build: Path,
+            review: Path | None) -> tuple[dict, dict | None]:
+    """What must hold before anything is built: the commit and whether the
+    tree is clean (git's word where it has history), a lesson this build
+    holds, no flags nvcc would take from the environment, a readable
+    review, a build definition and a build that add nothing the sources
+    digest cannot see. The record's "git" part, and the review."""
     git_commit, git_dirty = git_state()
     if git_commit is not None:
         if commit is not None or clean is not None:
@@ -223,19 +255,24 @@ def record(
     if hidden:
         raise UsageError(f"{', '.join(hidden)} set in the environment: nvcc would build with flags the record "
                          "cannot show; unset them and record again")
-    if review is not None:
-        review_data = load_json(Path(review), "the summary tools/course review wrote")
+    review_data = load_json(Path(review), "the summary tools/course review wrote") if review is not None else None
     steps = buildfile.build_file_problems(lesson)
     if steps:
         raise EvidenceError(["refused to record: the lesson's build definition adds what the course's does not:"]
                             + steps)
-    build = Path(build or build_dir())
     cache = build / "CMakeCache.txt"
     if cache.is_file() and re.search(r"^COURSE_TOOLS:BOOL=(?:ON|TRUE|1|YES)$",
                                      cache.read_text(encoding="utf-8", errors="replace"), re.M | re.I):
         raise UsageError(f"{display_path(build)} is configured with the tools on, which read CMake files the "
                          "sources digest does not cover; record from a build without them: cmake --preset gpu-only, "
                          "then --build-dir build-gpu")
+    return {"commit": commit, "dirty": bool(dirty), "source": source}, review_data
+
+
+def _build_checked(lesson: Lesson, build: Path, timeline: bool, nvbench: bool) -> tuple[str, dict]:
+    """Builds the lesson's targets; refuses a build that read what the
+    sources digest cannot see or an executable the build did not link.
+    The build's command as recorded, and the sources digest."""
     targets = [lesson.target] + ([lesson.timeline_target] if timeline and lesson.timeline_target else []) + (
         [lesson.nvbench_target] if nvbench and lesson.nvbench_target else [])
     built_by = _build(build, targets)
@@ -245,23 +282,20 @@ def record(
     relinked = flags.relink_problems(lesson, build)
     if relinked:
         raise EvidenceError(["refused to record: the executable is not the one the build produced:"] + relinked)
-    digest = sources_digest(lesson, build)
-    if review is not None and (review_data.get("sources") or {}).get(lesson.target) != digest["digest"]:
-        raise UsageError(
-            f"{display_path(review)}: the review ran on other sources than these ({lesson.target}); "
-            "run tools/course review again"
-        )
+    return built_by, sources_digest(lesson, build)
 
+
+def _run_all(lesson: Lesson, build: Path, extra_args: list[str], profile: bool, timeline: bool,
+             nvbench: bool) -> dict:
+    """The program's run (with the clocks sampled around it), then its
+    profile, timeline and nvbench runs, each from a copy of its binary."""
     binary = build / "bin" / lesson.target
-    started = dt.datetime.now(dt.timezone.utc)
     with tempfile.TemporaryDirectory() as t:
         tmp = Path(t)
         copy_executable(binary, tmp / binary.name)  # before the sampler's thread forks anything
         with ClockSampler() as clocks:
-            run = _run_copy(binary, list(extra_args or []), tmp)
+            run = _run_copy(binary, extra_args, tmp)
         smi_gpus, _ = machine.gpus()
-        results = run["results"] or {}
-        gpu_json = results.get("gpu") if isinstance(results.get("gpu"), dict) else {}
         prof = _profile(lesson, binary, tmp) if profile else {"skipped": "--no-profile"}
         tl = None
         if timeline and lesson.timeline_target:
@@ -274,9 +308,17 @@ def record(
                 "command": [f"build/bin/{lesson.timeline_target}", *lesson.info.timeline_args, "--json", "FILE"],
                 **{k: tl_run[k] for k in ("sha256", "exit_code", "stdout", "stderr", "results")},
             }
-
         bench = _nvbench(lesson, build, nvbench)
+    return {"main": run, "clocks": clocks, "smi_gpus": smi_gpus, "profile": prof, "timeline": tl, "nvbench": bench}
 
+
+def _assemble(lesson: Lesson, tag: str, started: dt.datetime, runs: dict, git: dict, digest: dict,
+              built_by: str, manifest_info: dict | None, extra_args: list[str] | None) -> dict:
+    """The record of the runs: the GPU as the program and the driver report
+    it, the toolchain, the executable, the host, the sources and results."""
+    run, smi_gpus = runs["main"], runs["smi_gpus"]
+    results = run["results"] or {}
+    gpu_json = results.get("gpu") if isinstance(results.get("gpu"), dict) else {}
     uuid = gpu_json.get("uuid") if isinstance(gpu_json.get("uuid"), str) else None
     driver = next((g.get("driver") for g in smi_gpus if g.get("uuid") == uuid), None)
     gpu = {
@@ -292,10 +334,10 @@ def record(
         "cuda_runtime": machine.runtime_string(gpu_json.get("runtime")),
         "cuda_driver_api": machine.runtime_string(gpu_json.get("driver_api")),
         "smi_gpus": smi_gpus,
-        "clocks": clocks.summary(uuid),
+        "clocks": runs["clocks"].summary(uuid),
     }
     gpu["peak_dram_gbps"] = peak_dram_gbps(gpu)
-    rec = {
+    return {
         "schema": SCHEMA,
         "lesson": lesson.target,
         "tag": tag,
@@ -313,29 +355,22 @@ def record(
             "architectures": list(lesson.architectures),
         },
         "executable": {"target": lesson.target, "sha256": run["sha256"], "built_by": built_by},
-        "git": {"commit": commit, "dirty": bool(dirty), "source": source},
+        "git": git,
         "host": machine.host(),
         "sources": digest,
         "results": run["results"],
-        "profile": prof,
+        "profile": runs["profile"],
     }
+
+
+def _admit(rec: dict, run: dict) -> None:
+    """Refuses a record that shows no GPU ran the program, or that holds
+    numbers no device allows: nothing is written."""
     refused = gpu_proof_problems(rec)
     if refused:
         said = run["stderr"].strip().splitlines()[-1:]
         raise EvidenceError(["refused to record: nothing shows that a GPU ran this program:"] + refused
                             + [f"the program said: {line[:300]}" for line in said])
-    impossible = impossible_rows(run["results"], gpu)
+    impossible = impossible_rows(run["results"], rec["gpu"])
     if impossible:
         raise EvidenceError(["refused to record: the run holds numbers no device allows:"] + impossible)
-    if run["results_error"]:
-        rec["results_error"] = run["results_error"]
-    if tl is not None:
-        rec["timeline"] = tl
-    if bench is not None:
-        rec["nvbench"] = bench
-    if review is not None:
-        rec["review"] = review_data
-    rec["digest"] = record_digest(rec)
-    if not write_new_record(out_path, rec):
-        raise UsageError(f"{display_path(out_path)}: appeared while the run was in progress; not overwritten")
-    return out_path
