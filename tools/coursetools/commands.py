@@ -100,12 +100,10 @@ def cmd_render(args) -> int:
     for p in orphans:
         p.unlink()
     for target, reasons in stale_lessons:
-        print(
-            f"render: {target}: its code changed since the promoted run ({'; '.join(reasons)}); "
-            "the page says UNVERIFIED at the top and keeps its figures marked as the older code's. "
-            "To fix: record on a GPU and promote (research/REVIEW-PROCESS.md), or revert the change.",
-            file=sys.stderr,
-        )
+        print(f"render: {target}: its code changed since the promoted run ({'; '.join(reasons)}); "
+              "the page says UNVERIFIED at the top and keeps its figures marked as the older code's. "
+              "To fix: record on a GPU and promote (research/REVIEW-PROCESS.md), or revert the change.",
+              file=sys.stderr)
     if args.check:
         print(f"render: {len(files)} generated file(s) up to date")
     else:
@@ -185,8 +183,7 @@ def cmd_standalone(args) -> int:
     out = Path(args.output)
     files = standalone.standalone_files(lessons)
     if args.check:
-        _require_up_to_date({out / n: t for n, t in files.items()},
-                            f"tools/course standalone -o {display_path(out)}")
+        _require_up_to_date({out / n: t for n, t in files.items()}, f"tools/course standalone -o {display_path(out)}")
         print(f"standalone: {display_path(out)} is up to date")
         return EXIT_OK
     ensure_owned_folder(out, manifest.ROOT)
@@ -301,11 +298,9 @@ def cmd_record(args) -> int:
     lessons = manifest.load(build / "course-manifest.json")  # a bad manifest is a one-line error here
     info = json.loads((build / "course-manifest.json").read_text(encoding="utf-8"))
     lesson = manifest.find(lessons, args.lesson)
-    path = run.record(
-        lesson, args.tag, args.commit, args.clean, build=build, extra_args=args.args,
-        profile=not args.no_profile, timeline=not args.no_timeline, nvbench=not args.no_nvbench,
-        review=Path(args.review) if args.review else None, manifest_info=info,
-    )
+    path = run.record(lesson, args.tag, args.commit, args.clean, build=build, extra_args=args.args,
+                      profile=not args.no_profile, timeline=not args.no_timeline, nvbench=not args.no_nvbench,
+                      review=Path(args.review) if args.review else None, manifest_info=info)
     rec = record_format.load_record(path)
     print(f"record: wrote {display_path(path)}: exit code {rec['exit_code']}, {rec['gpu']['name']}, "
           f"executable {rec['executable']['sha256'][:12]}, sources {rec['sources']['digest'][:12]}; "

@@ -28,10 +28,8 @@ from pathlib import Path
 from .errors import Diagnostic, SourceError, UsageError, display_path
 
 STAMP = ".course-owned"
-STAMP_TEXT = (
-    "This folder was made by tools/course, which may replace all of it.\n"
-    "Do not keep your own files here.\n"
-)
+STAMP_TEXT = ("This folder was made by tools/course, which may replace all of it.\n"
+              "Do not keep your own files here.\n")
 # The repository's folders of sources: no tool ever writes a folder into
 # them (the pages and figures render writes are single named files).
 PROTECTED = ("lessons", "common", "evidence", "tools", "research", "cmake", ".git")
@@ -150,10 +148,8 @@ def _tracked_files_under(folder: Path, root: Path) -> bool:
     except ValueError:
         return False
     try:
-        out = subprocess.run(
-            ["git", "ls-files", "--", str(rel) if str(rel) != "." else "."],
-            cwd=root, capture_output=True, text=True, timeout=30,
-        )
+        out = subprocess.run(["git", "ls-files", "--", str(rel) if str(rel) != "." else "."],
+                             cwd=root, capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired):
         return False
     return out.returncode == 0 and bool(out.stdout.strip())
@@ -171,24 +167,18 @@ def check_output_folder(out: Path, root: Path) -> None:
         raise UsageError(f"{shown}: error: is a symbolic link; refusing to write through it; choose a real folder")
     real = out.resolve()
     if real == root or real in root.parents:
-        raise UsageError(
-            f"{shown}: error: is the repository or holds it; refusing to write there; "
-            "choose a folder under build/ (the default)"
-        )
+        raise UsageError(f"{shown}: error: is the repository or holds it; refusing to write there; "
+                         "choose a folder under build/ (the default)")
     if root in real.parents:
         top = real.relative_to(root).parts[0]
         if top in PROTECTED:
-            raise UsageError(
-                f"{shown}: error: is inside {top}/, which holds the course's sources; "
-                "refusing to write there; choose a folder under build/ (the default)"
-            )
+            raise UsageError(f"{shown}: error: is inside {top}/, which holds the course's sources; "
+                             "refusing to write there; choose a folder under build/ (the default)")
     if out.exists() and not out.is_dir():
         raise UsageError(f"{shown}: error: exists and is not a folder; expected a folder to write")
     if out.is_dir() and not (out / STAMP).is_file() and any(out.iterdir()):
-        raise UsageError(
-            f"{shown}: error: was not made by tools/course (no {STAMP} in it) and is not empty; "
-            "refusing to write into it; choose an empty or new folder"
-        )
+        raise UsageError(f"{shown}: error: was not made by tools/course (no {STAMP} in it) and is not empty; "
+                         "refusing to write into it; choose an empty or new folder")
     if out.is_dir() and _tracked_files_under(out, root):
         raise UsageError(f"{shown}: error: holds files git tracks; refusing to write into it")
 

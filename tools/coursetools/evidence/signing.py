@@ -36,10 +36,8 @@ def canonical(entry: dict) -> bytes:
 def _ssh_keygen() -> str:
     found = shutil.which("ssh-keygen")
     if not found:
-        raise EvidenceError(
-            "ssh-keygen not found: checking reviewers' signatures needs OpenSSH 8.2 or newer "
-            "(Debian: apt-get install openssh-client)"
-        )
+        raise EvidenceError("ssh-keygen not found: checking reviewers' signatures needs OpenSSH 8.2 or newer "
+                            "(Debian: apt-get install openssh-client)")
     return found
 
 
@@ -52,10 +50,8 @@ def sign(entry: dict, key: Path) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "promotion.json"
         data.write_bytes(canonical(entry))
-        proc = subprocess.run(
-            [_ssh_keygen(), "-Y", "sign", "-q", "-f", str(key), "-n", NAMESPACE, str(data)],
-            capture_output=True, text=True, stdin=subprocess.DEVNULL,
-        )
+        proc = subprocess.run([_ssh_keygen(), "-Y", "sign", "-q", "-f", str(key), "-n", NAMESPACE, str(data)],
+                              capture_output=True, text=True, stdin=subprocess.DEVNULL)
         sig = Path(str(data) + ".sig")
         if proc.returncode != 0 or not sig.exists():
             raise UsageError(f"{key}: error: ssh-keygen -Y sign failed: {proc.stderr.strip() or proc.returncode}")
@@ -69,10 +65,8 @@ def principal_of(signature: str, allowed: Path) -> str | None:
     with tempfile.TemporaryDirectory() as tmp:
         sig = Path(tmp) / "sig"
         sig.write_text(signature)
-        proc = subprocess.run(
-            [_ssh_keygen(), "-Y", "find-principals", "-s", str(sig), "-f", str(allowed)],
-            capture_output=True, text=True,
-        )
+        proc = subprocess.run([_ssh_keygen(), "-Y", "find-principals", "-s", str(sig), "-f", str(allowed)],
+                              capture_output=True, text=True)
     if proc.returncode != 0:
         return None
     return proc.stdout.strip().splitlines()[0] if proc.stdout.strip() else None

@@ -139,10 +139,8 @@ def _rel(path: Path) -> str:
 
 
 def fingerprint(lessons: list[Lesson], build: Path) -> dict:
-    return {
-        "files": {_rel(p): sha256_of(p) for p in covered_files(build)},
-        "sources": {l.target: sources_digest(l, build)["digest"] for l in lessons},
-    }
+    return {"files": {_rel(p): sha256_of(p) for p in covered_files(build)},
+            "sources": {l.target: sources_digest(l, build)["digest"] for l in lessons}}
 
 
 def to_json(states: list[LessonState], lessons: list[Lesson], build: Path, covers: dict | None = None) -> str:

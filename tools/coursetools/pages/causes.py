@@ -108,8 +108,7 @@ class PageCauses:
         mangled; an instance as the source spells it,
         'latencyChase<Chase::RemotePtx>'); the instructions shown are its lesson.toml [[sass]]
         `show` list where it declares one."""
-        show = next((list(e["show"]) for e in self._lesson.info.sass if e["kernel"] == kernel and e.get("show")),
-                    None)
+        show = next((list(e["show"]) for e in self._lesson.info.sass if e["kernel"] == kernel and e.get("show")), None)
         # An instance as the source spells it needs the lesson's enumerators.
         named = {"enums": constants.enum_values(self._lesson)} if "<" in kernel else {}
         lines = sass.excerpt(Path(self._lesson.binary), kernel, max_lines, show, **named)

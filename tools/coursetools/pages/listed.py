@@ -67,8 +67,7 @@ def _run(lesson: Lesson, binary: Path, extra: list[str], folder: Path, name: str
     cmd = [str(binary), "--list", *extra, "--json", str(out)]
     shown = f"{display_path(binary)} --list {' '.join(extra)}".rstrip()
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=LIST_SECONDS,
-                              stdin=subprocess.DEVNULL)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=LIST_SECONDS, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         raise ListFailed(f"{shown} ran past {LIST_SECONDS} s") from None
     except OSError as e:
@@ -144,22 +143,20 @@ def listing(lesson: Lesson) -> dict:
     profile_runs = [{"rows": [{"row": r.get("profiled"), "listed": True, "kernels": []}
                               for r in run.get("rows") or [] if isinstance(r, dict) and r.get("group") == "profile"]}
                     for run in profiled]
-    return {
-        "listed": True,
-        "tag": "listed",
-        "command": [display_path(binary), "--list"],
-        "stdout": timed["_stdout"],
-        "recorded_at": "listed, not run",
-        "git": {"commit": "listed"},
-        "toolchain": {"nvcc": "(listed)"},
-        "gpu": {"name": "a listed GPU", "uuid": "GPU-listed", "compute_capability": "9.0",
-                "sm_count": 132, "driver": "(none)", "cuda_runtime": "(none)"},
-        "results": results,
-        "profile": {"listed": True, "runs": profile_runs} if profiled else {},
-        "timeline": {"results": {"rows": _placeholders((timeline or {}).get("rows") or [])}} if timeline else {},
-        "review": {"listed": True, "steps": []},
-        "nvbench": {"listed": True} if lesson.nvbench_target or lesson.info.nvbench else {},
-    }
+    return {"listed": True,
+            "tag": "listed",
+            "command": [display_path(binary), "--list"],
+            "stdout": timed["_stdout"],
+            "recorded_at": "listed, not run",
+            "git": {"commit": "listed"},
+            "toolchain": {"nvcc": "(listed)"},
+            "gpu": {"name": "a listed GPU", "uuid": "GPU-listed", "compute_capability": "9.0",
+                    "sm_count": 132, "driver": "(none)", "cuda_runtime": "(none)"},
+            "results": results,
+            "profile": {"listed": True, "runs": profile_runs} if profiled else {},
+            "timeline": {"results": {"rows": _placeholders((timeline or {}).get("rows") or [])}} if timeline else {},
+            "review": {"listed": True, "steps": []},
+            "nvbench": {"listed": True} if lesson.nvbench_target or lesson.info.nvbench else {}}
 
 
 def state_of(lesson: Lesson, record: dict) -> LessonState:

@@ -300,8 +300,7 @@ def reader_view(page: str) -> str:
     return html_lib.unescape(text)
 
 
-def reader_view_problems(page: str, allowed: set[float], days: set[int], shown: str,
-                         template: str) -> list[Diagnostic]:
+def reader_view_problems(page: str, allowed: set[float], days: set[int], shown: str, template: str) -> list[Diagnostic]:
     """Claims, numbers and number words in the prose the site shows (a
     link's address, a bare address or a definition the check's own
     reading took for syntax is text here if the site shows it as text)."""

@@ -19,12 +19,10 @@ from .marks import TemplateProblem, UnknownSnippet, mark, mark_block, shown
 UNMEASURED = "*(unmeasured)*"
 
 
-UNVERIFIED_NOTICE = (
-    "> **UNVERIFIED.** No output is shown for this program: no run on real "
-    "hardware that matches today's code has been recorded and promoted "
-    "({reason}). Until one is, nothing on this page is this program's output. "
-    "See [the review process]({review}).\n"
-)
+UNVERIFIED_NOTICE = ("> **UNVERIFIED.** No output is shown for this program: no run on real "
+                     "hardware that matches today's code has been recorded and promoted "
+                     "({reason}). Until one is, nothing on this page is this program's output. "
+                     "See [the review process]({review}).\n")
 
 
 # Time fields are stored in milliseconds and shown in microseconds: one
@@ -255,8 +253,7 @@ class PageRows:
         one is the template's mistake, named with the rows it matched."""
         rows = self._select(where) if rows is None else rows
         if len(rows) > 1:
-            keys = "; ".join(", ".join(f"{k}={r[k]!r}" for k in ROW_KEY_FIELDS + ("set",) if k in r)
-                             for r in rows[:4])
+            keys = "; ".join(", ".join(f"{k}={r[k]!r}" for k in ROW_KEY_FIELDS + ("set",) if k in r) for r in rows[:4])
             raise TemplateProblem(f"{where} selects {len(rows)} rows ({keys}{'; ...' if len(rows) > 4 else ''}); "
                                   "name the fields that tell them apart")
         return rows[0] if rows else None

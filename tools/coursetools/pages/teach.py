@@ -120,8 +120,7 @@ class PageTeach:
             short = range_text([v.ratio for _, v in vs]) if first.word in (cmp.FASTER, cmp.SLOWER) else first.word
         else:
             short = ", ".join(f"{w} on {g}" for (g, _), w in zip(vs, words))
-        anchor = self._entry(f"{_name(a)} against {_name(b)}: "
-                             + "; ".join(f"{phrase(v)} on {g}" for g, v in vs))
+        anchor = self._entry(f"{_name(a)} against {_name(b)}: " + "; ".join(f"{phrase(v)} on {g}" for g, v in vs))
         return mark(f"[{short}](#{anchor})")
 
     def x(self, a: dict, b: dict, field: str = "median_ms") -> str:

@@ -269,8 +269,7 @@ class PageVerdicts:
                                       "compares only rows timed together; compare their medians with page.ratio "
                                       "instead")
             v = self._rule(ra[0]["samples_ms"], rb[0]["samples_ms"])
-            out.append((run.gpu, v.at_margin(resolution.margin_for(run.margins, ra[0].get("timing"),
-                                                                   v.a.median))))
+            out.append((run.gpu, v.at_margin(resolution.margin_for(run.margins, ra[0].get("timing"), v.a.median))))
         return out
 
     def _word(self, a: dict, b: dict) -> str:
@@ -375,8 +374,7 @@ class PageVerdicts:
                     cells.append("")
                     continue
                 v = vs[0][1]
-                others = "".join(f"; {gpu}: " + (f"**{w.word}**" if w.word != v.word else w.word)
-                                 for gpu, w in vs[1:])
+                others = "".join(f"; {gpu}: " + (f"**{w.word}**" if w.word != v.word else w.word) for gpu, w in vs[1:])
                 cells.append(mark(f"{v.a.median * 1000:,.2f} / {v.b.median * 1000:,.2f}; {phrase(v)}; "
                                   f"{v.a.n:,} samples{others}"))
             lines.append("| " + " | ".join(cells) + " |")

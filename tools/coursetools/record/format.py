@@ -52,10 +52,8 @@ def evidence_dir() -> Path:
 
 def check_tag(tag: str) -> None:
     if not isinstance(tag, str) or not TAG_RE.match(tag):
-        raise UsageError(
-            f"tag '{tag}' is not valid; expected lower-case letters, digits, '.', '_' or '-' "
-            "(no '/'), starting with a letter or digit, such as h200-2026-11-30"
-        )
+        raise UsageError(f"tag '{tag}' is not valid; expected lower-case letters, digits, '.', '_' or '-' "
+                         "(no '/'), starting with a letter or digit, such as h200-2026-11-30")
 
 
 def record_path(lesson: Lesson, tag: str, base: Path | None = None) -> Path:
@@ -151,12 +149,10 @@ def decode(raw: bytes, shown: str) -> dict:
 
 
 # The types every record field must have (None: may be null).
-RECORD_TYPES = {
-    "schema": str, "lesson": str, "tag": str, "recorded_at": str, "command": list,
-    "exit_code": int, "stdout": str, "stderr": str, "gpu": dict, "toolchain": dict,
-    "git": dict, "sources": dict, "executable": dict, "results": (dict, type(None)),
-    "digest": str,
-}
+RECORD_TYPES = {"schema": str, "lesson": str, "tag": str, "recorded_at": str, "command": list,
+                "exit_code": int, "stdout": str, "stderr": str, "gpu": dict, "toolchain": dict,
+                "git": dict, "sources": dict, "executable": dict, "results": (dict, type(None)),
+                "digest": str}
 
 
 def record_shape_problems(rec: dict) -> list[str]:

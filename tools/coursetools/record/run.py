@@ -57,8 +57,7 @@ def copy_executable(src: Path, dst: Path) -> None:
     os.chmod(dst, 0o700)
 
 
-def _run_copy(binary: Path, args: list[str], tmp: Path, wrapper: list[str] | None = None,
-              timeout: int = 3600) -> dict:
+def _run_copy(binary: Path, args: list[str], tmp: Path, wrapper: list[str] | None = None, timeout: int = 3600) -> dict:
     """Copies `binary` to `tmp`, hashes the copy, runs it with `args` and
     --json, and returns what happened. The copy is what runs, so the hash
     is exactly the executable that produced the output. The copy is made
@@ -89,15 +88,13 @@ def _run_copy(binary: Path, args: list[str], tmp: Path, wrapper: list[str] | Non
             results, problem = None, f"the lesson's --json output is not strict JSON: {e}"
     else:
         problem = "the lesson wrote no --json output"
-    return {
-        "sha256": sha,
-        "exit_code": code,
-        "duration_s": round(time.monotonic() - started, 3),
-        "stdout": out.decode("utf-8", errors="backslashreplace"),
-        "stderr": err.decode("utf-8", errors="backslashreplace"),
-        "results": results,
-        "results_error": problem,
-    }
+    return {"sha256": sha,
+            "exit_code": code,
+            "duration_s": round(time.monotonic() - started, 3),
+            "stdout": out.decode("utf-8", errors="backslashreplace"),
+            "stderr": err.decode("utf-8", errors="backslashreplace"),
+            "results": results,
+            "results_error": problem}
 
 
 def _profile(lesson: Lesson, binary: Path, tmp: Path) -> dict:
@@ -124,12 +121,10 @@ def _profile(lesson: Lesson, binary: Path, tmp: Path) -> dict:
                 names = [r.get("profiled") for r in res.get("rows", []) if r.get("group") == "profile"]
         kernels = prof.parse_csv(text, metrics)
         shown = ["ncu", *cmd[1:cmd.index(str(exe))], lesson.run_command, *args, "--json", "FILE"]
-        out["runs"].append({
-            "command": shown,
-            "exit_code": proc.returncode,
-            "rows": prof.assign_rows(kernels, names),
-            "stderr_tail": proc.stderr.decode("utf-8", errors="backslashreplace")[-2000:],
-        })
+        out["runs"].append({"command": shown,
+                            "exit_code": proc.returncode,
+                            "rows": prof.assign_rows(kernels, names),
+                            "stderr_tail": proc.stderr.decode("utf-8", errors="backslashreplace")[-2000:]})
     return out
 
 
@@ -165,50 +160,33 @@ def _nvbench(lesson: Lesson, build: Path, wanted: bool) -> dict | None:
                 problem = f"nvbench's --json output is not JSON: {e}"
         else:
             problem = "nvbench wrote no --json output"
-        return {
-            "target": lesson.nvbench_target,
-            "sha256": sha256_file(exe),
-            "command": [f"build/bin/{lesson.nvbench_target}", *args, "--json", "FILE"],
-            "exit_code": proc.returncode,
-            "duration_s": round(time.monotonic() - started, 3),
-            "stdout_tail": proc.stdout.decode("utf-8", errors="backslashreplace")[-4000:],
-            "stderr_tail": proc.stderr.decode("utf-8", errors="backslashreplace")[-4000:],
-            "results": results,
-            **({"results_error": problem} if problem else {}),
-        }
+        return {"target": lesson.nvbench_target,
+                "sha256": sha256_file(exe),
+                "command": [f"build/bin/{lesson.nvbench_target}", *args, "--json", "FILE"],
+                "exit_code": proc.returncode,
+                "duration_s": round(time.monotonic() - started, 3),
+                "stdout_tail": proc.stdout.decode("utf-8", errors="backslashreplace")[-4000:],
+                "stderr_tail": proc.stderr.decode("utf-8", errors="backslashreplace")[-4000:],
+                "results": results,
+                **({"results_error": problem} if problem else {})}
 
 
-def record(
-    lesson: Lesson,
-    tag: str,
-    commit: str | None = None,
-    clean: bool | None = None,
-    build: Path | None = None,
-    base: Path | None = None,
-    extra_args: list[str] | None = None,
-    profile: bool = True,
-    timeline: bool = True,
-    review: Path | None = None,
-    manifest_info: dict | None = None,
-    nvbench: bool = True,
-) -> Path:
+def record(lesson: Lesson, tag: str, commit: str | None = None, clean: bool | None = None, build: Path | None = None,
+           base: Path | None = None, extra_args: list[str] | None = None, profile: bool = True, timeline: bool = True,
+           review: Path | None = None, manifest_info: dict | None = None, nvbench: bool = True) -> Path:
     """Checks that a record may be made, builds and runs the lesson, puts
     the record together, and writes it only once it shows a GPU ran the
     program and holds nothing a device cannot do."""
     out_path = record_path(lesson, tag, base)
     if out_path.exists():
-        raise UsageError(
-            f"{display_path(out_path)}: a record for {lesson.target} with tag '{tag}' already exists; "
-            "records are never overwritten; choose a new tag"
-        )
+        raise UsageError(f"{display_path(out_path)}: a record for {lesson.target} with tag '{tag}' already exists; "
+                         "records are never overwritten; choose a new tag")
     build = Path(build or build_dir())
     git, review_data = _checks(lesson, commit, clean, build, review)
     built_by, digest = _build_checked(lesson, build, timeline, nvbench)
     if review is not None and (review_data.get("sources") or {}).get(lesson.target) != digest["digest"]:
-        raise UsageError(
-            f"{display_path(review)}: the review ran on other sources than these ({lesson.target}); "
-            "run tools/course review again"
-        )
+        raise UsageError(f"{display_path(review)}: the review ran on other sources than these ({lesson.target}); "
+                         "run tools/course review again")
     started = dt.datetime.now(dt.timezone.utc)
     runs = _run_all(lesson, build, list(extra_args or []), profile, timeline, nvbench)
     rec = _assemble(lesson, tag, started, runs, git, digest, built_by, manifest_info, extra_args)
@@ -233,10 +211,8 @@ def _checks(lesson: Lesson, commit: str | None, clean: bool | None, build: Path,
     git_commit, git_dirty = git_state()
     if git_commit is not None:
         if commit is not None or clean is not None:
-            raise UsageError(
-                "this tree has git history, so git decides the commit and whether the tree is clean; "
-                "drop --commit, --clean and --dirty"
-            )
+            raise UsageError("this tree has git history, so git decides the commit and whether the tree is clean; "
+                             "drop --commit, --clean and --dirty")
         commit, dirty, source = git_commit, git_dirty, "git"
     else:
         if commit is None or clean is None:
@@ -285,8 +261,7 @@ def _build_checked(lesson: Lesson, build: Path, timeline: bool, nvbench: bool) -
     return built_by, sources_digest(lesson, build)
 
 
-def _run_all(lesson: Lesson, build: Path, extra_args: list[str], profile: bool, timeline: bool,
-             nvbench: bool) -> dict:
+def _run_all(lesson: Lesson, build: Path, extra_args: list[str], profile: bool, timeline: bool, nvbench: bool) -> dict:
     """The program's run (with the clocks sampled around it), then its
     profile, timeline and nvbench runs, each from a copy of its binary."""
     binary = build / "bin" / lesson.target
@@ -303,11 +278,9 @@ def _run_all(lesson: Lesson, build: Path, extra_args: list[str], profile: bool, 
                 tl_binary = build / "bin" / lesson.timeline_target
                 copy_executable(tl_binary, Path(t2) / tl_binary.name)
                 tl_run = _run_copy(tl_binary, list(lesson.info.timeline_args), Path(t2))
-            tl = {
-                "target": lesson.timeline_target,
-                "command": [f"build/bin/{lesson.timeline_target}", *lesson.info.timeline_args, "--json", "FILE"],
-                **{k: tl_run[k] for k in ("sha256", "exit_code", "stdout", "stderr", "results")},
-            }
+            tl = {"target": lesson.timeline_target,
+                  "command": [f"build/bin/{lesson.timeline_target}", *lesson.info.timeline_args, "--json", "FILE"],
+                  **{k: tl_run[k] for k in ("sha256", "exit_code", "stdout", "stderr", "results")}}
         bench = _nvbench(lesson, build, nvbench)
     return {"main": run, "clocks": clocks, "smi_gpus": smi_gpus, "profile": prof, "timeline": tl, "nvbench": bench}
 
@@ -321,46 +294,40 @@ def _assemble(lesson: Lesson, tag: str, started: dt.datetime, runs: dict, git: d
     gpu_json = results.get("gpu") if isinstance(results.get("gpu"), dict) else {}
     uuid = gpu_json.get("uuid") if isinstance(gpu_json.get("uuid"), str) else None
     driver = next((g.get("driver") for g in smi_gpus if g.get("uuid") == uuid), None)
-    gpu = {
-        "name": gpu_json.get("name"),
-        "uuid": uuid,
-        "pci_bus_id": gpu_json.get("pci_bus_id"),
-        "compute_capability": gpu_json.get("compute_capability"),
-        "sm_count": gpu_json.get("sm_count"),
-        "l2_bytes": gpu_json.get("l2_bytes"),
-        "memory_clock_khz": gpu_json.get("memory_clock_khz"),
-        "memory_bus_bits": gpu_json.get("memory_bus_bits"),
-        "driver": driver,
-        "cuda_runtime": machine.runtime_string(gpu_json.get("runtime")),
-        "cuda_driver_api": machine.runtime_string(gpu_json.get("driver_api")),
-        "smi_gpus": smi_gpus,
-        "clocks": runs["clocks"].summary(uuid),
-    }
+    gpu = {"name": gpu_json.get("name"),
+           "uuid": uuid,
+           "pci_bus_id": gpu_json.get("pci_bus_id"),
+           "compute_capability": gpu_json.get("compute_capability"),
+           "sm_count": gpu_json.get("sm_count"),
+           "l2_bytes": gpu_json.get("l2_bytes"),
+           "memory_clock_khz": gpu_json.get("memory_clock_khz"),
+           "memory_bus_bits": gpu_json.get("memory_bus_bits"),
+           "driver": driver,
+           "cuda_runtime": machine.runtime_string(gpu_json.get("runtime")),
+           "cuda_driver_api": machine.runtime_string(gpu_json.get("driver_api")),
+           "smi_gpus": smi_gpus,
+           "clocks": runs["clocks"].summary(uuid)}
     gpu["peak_dram_gbps"] = peak_dram_gbps(gpu)
-    return {
-        "schema": SCHEMA,
-        "lesson": lesson.target,
-        "tag": tag,
-        "recorded_at": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "command": [lesson.run_command, *(extra_args or []), "--json", "FILE"],
-        "exit_code": run["exit_code"],
-        "duration_s": run["duration_s"],
-        "stdout": run["stdout"],
-        "stderr": run["stderr"],
-        "gpu": gpu,
-        "toolchain": {
-            "nvcc": machine.nvcc_version(),
-            "nvcc_built_with": (manifest_info or {}).get("nvcc_version"),
-            "flags": lesson.nvcc_flags,
-            "architectures": list(lesson.architectures),
-        },
-        "executable": {"target": lesson.target, "sha256": run["sha256"], "built_by": built_by},
-        "git": git,
-        "host": machine.host(),
-        "sources": digest,
-        "results": run["results"],
-        "profile": runs["profile"],
-    }
+    return {"schema": SCHEMA,
+            "lesson": lesson.target,
+            "tag": tag,
+            "recorded_at": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "command": [lesson.run_command, *(extra_args or []), "--json", "FILE"],
+            "exit_code": run["exit_code"],
+            "duration_s": run["duration_s"],
+            "stdout": run["stdout"],
+            "stderr": run["stderr"],
+            "gpu": gpu,
+            "toolchain": {"nvcc": machine.nvcc_version(),
+                          "nvcc_built_with": (manifest_info or {}).get("nvcc_version"),
+                          "flags": lesson.nvcc_flags,
+                          "architectures": list(lesson.architectures)},
+            "executable": {"target": lesson.target, "sha256": run["sha256"], "built_by": built_by},
+            "git": git,
+            "host": machine.host(),
+            "sources": digest,
+            "results": run["results"],
+            "profile": runs["profile"]}
 
 
 def _admit(rec: dict, run: dict) -> None:

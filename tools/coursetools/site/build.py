@@ -46,27 +46,25 @@ def asset(name: str) -> str:
 # as it is), so no name that goes into it (a research note's, a day's
 # topic) can be read as a YAML tag, an anchor or a second key.
 def mkdocs_config(site_dir: Path, nav: list, strict: bool = True) -> dict:
-    return {
-        "site_name": SITE_NAME,
-        "docs_dir": "docs",
-        "site_dir": str(site_dir),
-        "use_directory_urls": True,
-        "strict": strict,
-        "theme": {"name": "material",
-                  "features": ["navigation.sections", "search.highlight", "content.code.copy", "toc.integrate"],
-                  "palette": {"primary": "green"}},
-        "extra_css": ["course.css"],
-        "extra_javascript": ["course.js"],
-        "hooks": ["hooks.py"],
-        # where the hook finds the course's tools (links.py), so that a plain
-        # `mkdocs build -f build/site-src/mkdocs.yml` builds the site too
-        "extra": {"course_tools": str(Path(__file__).resolve().parents[2])},
-        "markdown_extensions": ["admonition", "pymdownx.details", "tables", {"toc": {"permalink": True}},
-                                {"pymdownx.highlight": {"anchor_linenums": True}}, "pymdownx.superfences"],
-        "validation": {"nav": {"omitted_files": "warn", "not_found": "warn"},
-                       "links": {"not_found": "warn", "absolute_links": "warn", "unrecognized_links": "warn"}},
-        "nav": nav,
-    }
+    return {"site_name": SITE_NAME,
+            "docs_dir": "docs",
+            "site_dir": str(site_dir),
+            "use_directory_urls": True,
+            "strict": strict,
+            "theme": {"name": "material",
+                      "features": ["navigation.sections", "search.highlight", "content.code.copy", "toc.integrate"],
+                      "palette": {"primary": "green"}},
+            "extra_css": ["course.css"],
+            "extra_javascript": ["course.js"],
+            "hooks": ["hooks.py"],
+            # where the hook finds the course's tools (links.py), so that a plain
+            # `mkdocs build -f build/site-src/mkdocs.yml` builds the site too
+            "extra": {"course_tools": str(Path(__file__).resolve().parents[2])},
+            "markdown_extensions": ["admonition", "pymdownx.details", "tables", {"toc": {"permalink": True}},
+                                    {"pymdownx.highlight": {"anchor_linenums": True}}, "pymdownx.superfences"],
+            "validation": {"nav": {"omitted_files": "warn", "not_found": "warn"},
+                           "links": {"not_found": "warn", "absolute_links": "warn", "unrecognized_links": "warn"}},
+            "nav": nav}
 
 
 # A research note's file name, as it may appear on the site: letters,
@@ -119,15 +117,13 @@ def _index(lessons, states) -> str:
             state = f"**{st.state}**: {html.escape(st.reasons[0])}"
         name = Path(l.dir).name
         rows.append(f"| {l.day} | [{l.topic}]({name}/index.md) | {l.min_cc} | {state} |")
-    return (
-        f"# {SITE_NAME}\n\n"
-        "Each day is one CUDA program that teaches one feature and measures it on real hardware. "
-        "A page shows a program's output only after a tagged run on a real GPU has been recorded "
-        "and promoted ([the review process](research/REVIEW-PROCESS.md)).\n\n"
-        "| day | topic | minimum compute capability | evidence |\n| --- | --- | --- | --- |\n"
-        + "\n".join(rows)
-        + "\n\nGenerated from the build's manifest and `evidence/promoted.json`; never typed.\n"
-    )
+    return (f"# {SITE_NAME}\n\n"
+            "Each day is one CUDA program that teaches one feature and measures it on real hardware. "
+            "A page shows a program's output only after a tagged run on a real GPU has been recorded "
+            "and promoted ([the review process](research/REVIEW-PROCESS.md)).\n\n"
+            "| day | topic | minimum compute capability | evidence |\n| --- | --- | --- | --- |\n"
+            + "\n".join(rows)
+            + "\n\nGenerated from the build's manifest and `evidence/promoted.json`; never typed.\n")
 
 
 def explorer_flags(lesson: manifest.Lesson, st) -> tuple[str, str]:

@@ -104,8 +104,7 @@ NOT_INCLUDED = ("README.md", "README.md.j2", LESSON_FILE, "CMakeLists.txt")
 
 
 def _may_be_included(rel: Path) -> bool:
-    return not (rel.parts[0] == "figures" or (len(rel.parts) == 1 and rel.name in NOT_INCLUDED)
-                or rel.suffix == ".md")
+    return not (rel.parts[0] == "figures" or (len(rel.parts) == 1 and rel.name in NOT_INCLUDED) or rel.suffix == ".md")
 
 
 def build_dir() -> Path:
@@ -119,10 +118,8 @@ def build_dir() -> Path:
     return main
 
 
-_FIELDS = {
-    "target": str, "day": int, "topic": str, "dir": str, "min_cc": str, "sources": list,
-    "binary": str, "build_command": str, "run_command": str,
-}
+_FIELDS = {"target": str, "day": int, "topic": str, "dir": str, "min_cc": str, "sources": list,
+           "binary": str, "build_command": str, "run_command": str}
 
 
 _STRING_LISTS = ("sources", "test_args", "architectures", "course_architectures", "libraries", "variants",
