@@ -49,11 +49,6 @@ def dir_mode() -> int:
     return 0o777 & ~_umask()
 
 
-# ----------------------------------------------------------------------
-# Reading
-# ----------------------------------------------------------------------
-
-
 def read_source(path: str | os.PathLike, root: Path) -> bytes:
     """The bytes of a regular file inside `root`, or a SourceError that
     says why not."""
@@ -89,35 +84,10 @@ def read_source(path: str | os.PathLike, root: Path) -> bytes:
         os.close(fd)
 
 
-# ----------------------------------------------------------------------
-# Writing single files
-# ----------------------------------------------------------------------
-
-
-def write_atomic(path: Path, data: str | bytes) -> None:
-    """Writes to a temporary file beside `path`, then renames it over; the
-    file gets the umask's mode."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(raw)
-            f.flush()
-            os.fchmod(f.fileno(), file_mode())
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
-def create_new_atomic(path: Path, data: str | bytes) -> bool:
-    """Like write_atomic, but never replaces an existing file: the final
-    step is a hard link, which fails if the name is taken. Returns False
-    when `path` already exists."""
+def _write_whole(path: Path, data: str | bytes, replace: bool) -> bool:
+    """Writes a temporary file beside `path` (the umask's mode), then
+    renames it over `path`, or (not `replace`) hard-links it there, which
+    fails where the name is taken: False. No temporary file is left."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -127,19 +97,22 @@ def create_new_atomic(path: Path, data: str | bytes) -> bool:
             f.flush()
             os.fchmod(f.fileno(), file_mode())
             os.fsync(f.fileno())
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            return False
+        (os.replace if replace else os.link)(tmp, path)
         return True
+    except FileExistsError:
+        return False
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
 
 
-# ----------------------------------------------------------------------
-# Writing whole folders
-# ----------------------------------------------------------------------
+def write_atomic(path: Path, data: str | bytes) -> None:
+    _write_whole(path, data, replace=True)
+
+
+def create_new_atomic(path: Path, data: str | bytes) -> bool:
+    """As write_atomic, never over an existing file: False where `path` exists."""
+    return _write_whole(path, data, replace=False)
 
 
 def _tracked_files_under(folder: Path, root: Path) -> bool:

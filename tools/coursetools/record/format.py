@@ -86,11 +86,6 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-# ----------------------------------------------------------------------
-# The compact encoding
-# ----------------------------------------------------------------------
-
-
 def _plain(x) -> bool:
     return not isinstance(x, (dict, list))
 

@@ -57,7 +57,20 @@ def copy_executable(src: Path, dst: Path) -> None:
     os.chmod(dst, 0o700)
 
 
-def _run_copy(binary: Path, args: list[str], tmp: Path, wrapper: list[str] | None = None, timeout: int = 3600) -> dict:
+def _execute(cmd: list[str], timeout: int) -> tuple[int, str, str, float]:
+    """Runs `cmd` from the repository's root: its exit code (-9: killed
+    past `timeout` seconds), its output and error as text, and seconds."""
+    started = time.monotonic()
+    try:
+        proc = _run(cmd, cwd=manifest.ROOT, timeout=timeout)
+        code, out, err = proc.returncode, proc.stdout, proc.stderr
+    except subprocess.TimeoutExpired as e:
+        code, out, err = -9, e.stdout or b"", (e.stderr or b"") + f"\n(killed after {timeout} s)".encode()
+    text = lambda b: b.decode("utf-8", errors="backslashreplace")  # noqa: E731
+    return code, text(out), text(err), round(time.monotonic() - started, 3)
+
+
+def _run_copy(binary: Path, args: list[str], tmp: Path) -> dict:
     """Copies `binary` to `tmp`, hashes the copy, runs it with `args` and
     --json, and returns what happened. The copy is what runs, so the hash
     is exactly the executable that produced the output. The copy is made
@@ -71,13 +84,7 @@ def _run_copy(binary: Path, args: list[str], tmp: Path, wrapper: list[str] | Non
     json_path = tmp / f"{binary.name}.results.json"
     with contextlib.suppress(FileNotFoundError):
         json_path.unlink()
-    cmd = [*(wrapper or []), str(exe), *args, "--json", str(json_path)]
-    started = time.monotonic()
-    try:
-        proc = subprocess.run(cmd, capture_output=True, cwd=manifest.ROOT, timeout=timeout)
-        code, out, err = proc.returncode, proc.stdout, proc.stderr
-    except subprocess.TimeoutExpired as e:
-        code, out, err = -9, e.stdout or b"", (e.stderr or b"") + b"\n(killed after the time limit)"
+    code, out, err, seconds = _execute([str(exe), *args, "--json", str(json_path)], 3600)
     results, problem = None, None
     if json_path.exists():
         try:
@@ -88,13 +95,8 @@ def _run_copy(binary: Path, args: list[str], tmp: Path, wrapper: list[str] | Non
             results, problem = None, f"the lesson's --json output is not strict JSON: {e}"
     else:
         problem = "the lesson wrote no --json output"
-    return {"sha256": sha,
-            "exit_code": code,
-            "duration_s": round(time.monotonic() - started, 3),
-            "stdout": out.decode("utf-8", errors="backslashreplace"),
-            "stderr": err.decode("utf-8", errors="backslashreplace"),
-            "results": results,
-            "results_error": problem}
+    return {"sha256": sha, "exit_code": code, "duration_s": seconds, "stdout": out, "stderr": err,
+            "results": results, "results_error": problem}
 
 
 def _profile(lesson: Lesson, binary: Path, tmp: Path) -> dict:
@@ -147,11 +149,7 @@ def _nvbench(lesson: Lesson, build: Path, wanted: bool) -> dict | None:
         exe = Path(t) / binary.name
         copy_executable(binary, exe)
         out = Path(t) / "nvbench.json"
-        started = time.monotonic()
-        try:
-            proc = _run([str(exe), *args, "--json", str(out)], cwd=manifest.ROOT, timeout=1800)
-        except subprocess.TimeoutExpired as e:
-            proc = subprocess.CompletedProcess(e.cmd, -9, e.stdout or b"", (e.stderr or b"") + b"\n(killed at 1800 s)")
+        code, stdout, stderr, seconds = _execute([str(exe), *args, "--json", str(out)], 1800)
         results, problem = None, None
         if out.exists():
             try:
@@ -163,10 +161,10 @@ def _nvbench(lesson: Lesson, build: Path, wanted: bool) -> dict | None:
         return {"target": lesson.nvbench_target,
                 "sha256": sha256_file(exe),
                 "command": [f"build/bin/{lesson.nvbench_target}", *args, "--json", "FILE"],
-                "exit_code": proc.returncode,
-                "duration_s": round(time.monotonic() - started, 3),
-                "stdout_tail": proc.stdout.decode("utf-8", errors="backslashreplace")[-4000:],
-                "stderr_tail": proc.stderr.decode("utf-8", errors="backslashreplace")[-4000:],
+                "exit_code": code,
+                "duration_s": seconds,
+                "stdout_tail": stdout[-4000:],
+                "stderr_tail": stderr[-4000:],
                 "results": results,
                 **({"results_error": problem} if problem else {})}
 

@@ -28,11 +28,6 @@ class StrictJSONError(ValueError):
         self.line, self.col = line, col
 
 
-class _Duplicate(Exception):
-    def __init__(self, key: str):
-        self.key = key
-
-
 def _reject_constant(name: str):
     raise StrictJSONError(f"holds {name}, which is not a JSON number")
 
@@ -40,8 +35,8 @@ def _reject_constant(name: str):
 def _pairs(pairs: list) -> dict:
     obj: dict = {}
     for k, v in pairs:
-        if k in obj:
-            raise _Duplicate(k)
+        if k in obj:  # its line is found once the parse has stopped (_duplicate_line)
+            raise StrictJSONError(f"holds the key {k!r} twice in one object")
         obj[k] = v
     return obj
 
@@ -119,15 +114,11 @@ def _encodable(s: str) -> bool:
 MAX_DIGITS = 40
 
 
-class _LongNumber(Exception):
-    def __init__(self, digits: int):
-        self.digits = digits
-
-
 def _whole(text: str) -> int:
     digits = len(text.lstrip("-"))
     if digits > MAX_DIGITS:
-        raise _LongNumber(digits)
+        raise StrictJSONError(f"holds a whole number of {digits:,} digits; a count, size or time here has at "
+                              f"most {MAX_DIGITS}")
     return int(text)
 
 
@@ -138,15 +129,12 @@ def strict_json(text: str):
     StrictJSONError names what is wrong and, where it can, the line."""
     try:
         data = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_pairs, parse_int=_whole)
-    except _Duplicate as e:
-        raise StrictJSONError(f"holds the key {e.key!r} twice in one object", _duplicate_line(text)) from None
+    except StrictJSONError as e:
+        raise StrictJSONError(str(e), _duplicate_line(text) if "twice" in str(e) else 0) from None
     except json.JSONDecodeError as e:
         raise StrictJSONError(f"is not valid JSON ({e.msg})", e.lineno, e.colno) from None
     except RecursionError:
         raise StrictJSONError(f"nests deeper than {MAX_JSON_DEPTH} levels") from None
-    except _LongNumber as e:
-        raise StrictJSONError(f"holds a whole number of {e.digits:,} digits; a count, size or time here has at "
-                              f"most {MAX_DIGITS}") from None
     problem = _walk(data)
     if problem:
         line = _lone_surrogate_line(text) if "surrogate" in problem else 0
