@@ -27,14 +27,17 @@ class PageCauses:
     """The page API: counters, timelines, the review and SASS."""
 
     # -- causes ---------------------------------------------------------
+    def _declared(self, metric: str) -> None:
+        names = [m["name"] for m in self._lesson.info.metrics]
+        if metric not in names:
+            raise TemplateProblem(f"metric '{metric}' is not declared in lesson.toml; declared: {', '.join(names)}")
+
     def counter(self, row: str, metric: str, fmt: str = ",.0f", kernel: int = 0, occurrence: int = 0) -> str:
         """A profiler counter of the `kernel`-th kernel of a profiled row
         (the `occurrence`-th row of that name, in profiling order)."""
         if not self.verified:
             return UNMEASURED
-        names = [m["name"] for m in self._lesson.info.metrics]
-        if metric not in names:
-            raise TemplateProblem(f"metric '{metric}' is not declared in lesson.toml; declared: {', '.join(names)}")
+        self._declared(metric)
         seen = 0
         for run in self._profile.get("runs", []):
             for r in run.get("rows", []):

@@ -160,7 +160,7 @@ def _suspect(text: str, col: int, where: str, line_text: str) -> tuple[int, str]
     return col, f"'{rest}' is not a well-formed marker; {EXPECTED}"
 
 
-def _classify(text: str, lines: list[str]):
+def _classify(text: str):
     """For each line: 'inside' when it continues a multi-line comment or
     literal (with the kind), else the line's comments and whether code
     shares the line."""
@@ -205,7 +205,7 @@ def parse_source(path: str, data: bytes) -> tuple[list[Snippet], list[Diagnostic
     if raw_lines and raw_lines[-1] == "":
         raw_lines.pop()
     lines = [ln[:-1] if ln.endswith("\r") else ln for ln in raw_lines]
-    inside, comments, code_lines = _classify(text, lines)
+    inside, comments, code_lines = _classify(text)
 
     snippets: list[Snippet] = []
     stack: list[_Open] = []
