@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import sys
-import tempfile
 from pathlib import Path
 
 from .errors import EXIT_OK, Diagnostic, EvidenceError, OutOfDateError, SourceError, UsageError, display_path
@@ -395,13 +394,10 @@ def cmd_add_reviewer(args) -> int:
     if path.exists():
         signing.parse_allowed(path)
     new = text + (f"# {name}\n" if name else "") + line + "\n"
-    with tempfile.TemporaryDirectory() as tmp:  # the file as it would be, checked whole first
-        trial = Path(tmp) / "allowed_signers"
-        trial.write_text(new, encoding="utf-8")
-        try:
-            signing.parse_allowed(trial)
-        except EvidenceError as e:
-            raise UsageError(str(e).replace(str(trial), display_path(path)))
+    try:  # the file as it would be, checked whole first
+        signing.check_allowed(new, display_path(path))
+    except EvidenceError as e:
+        raise UsageError(str(e)) from None
     write_atomic(path, new)
     print(f"add-reviewer: {args.principal} added to {display_path(path)}; commit it")
     return EXIT_OK
