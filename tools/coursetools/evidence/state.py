@@ -28,7 +28,6 @@ SCHEMA = "course-evidence-state/1"
 FILE = "evidence-state.json"
 REFRESH = "tools/course evidence state (the build writes it: cmake --build --preset course)"
 
-
 # Verified records already decoded in this process, by their bytes' sha256:
 # a long-lived reader (serve's hook in MkDocs' process) reads each promoted
 # record once, not on every save. Read-only to every reader; a promoted set

@@ -15,7 +15,6 @@ from .rows import UNITS
 
 FIGURES = "figures"
 
-
 FIGURE_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 
 

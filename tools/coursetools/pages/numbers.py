@@ -96,7 +96,6 @@ def unescaped(text: str) -> str:
 # states as a constant, so the check names it.
 NUMERAL = " 999999999 "  # spaced: "x⁷" is no name
 
-
 # Letters that read as digits beside digits: Cyrillic and Greek look-alikes
 # of 3 and 0, and the Latin O, o, l and I inside a run of digits ("4,1OO").
 _LOOKALIKE = str.maketrans({"\u0417": "3", "\u0437": "3", "\u041e": "0", "\u043e": "0", "\u039f": "0", "\u03bf": "0"})

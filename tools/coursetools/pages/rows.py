@@ -18,7 +18,6 @@ from .marks import TemplateProblem, UnknownSnippet, mark, mark_block, shown
 
 UNMEASURED = "*(unmeasured)*"
 
-
 UNVERIFIED_NOTICE = ("> **UNVERIFIED.** No output is shown for this program: no run on real "
                      "hardware that matches today's code has been recorded and promoted "
                      "({reason}). Until one is, nothing on this page is this program's output. "

@@ -31,7 +31,6 @@ from .links import front_matter, header_page
 
 SITE_NAME = "CUDA, day by day"
 
-
 # The site's assets are files beside this module (assets/): the theme's
 # extra CSS, the script (folds, the browser test's layout check) and the
 # MkDocs hook, each with its own comments.

@@ -19,9 +19,7 @@ from .lessoninfo import LESSON_FILE, LessonInfo, load_lesson_info
 
 ROOT = Path(__file__).resolve().parents[3]
 
-
 HEADER = "common/course.cuh"
-
 
 # The header's parts: course.cuh includes them; a lesson includes only it.
 HEADER_PARTS = "common/course"
