@@ -21,26 +21,16 @@ def _lessons(names=None):
     return lessons, [manifest.find(lessons, n) for n in names]
 
 
-def _differing(files: dict[Path, str]) -> list[Path]:
-    """The files whose text on disk is not `files[path]` (or that are missing)."""
-    return [p for p, text in sorted(files.items())
-            if not p.is_file() or p.read_text(encoding="utf-8", errors="replace") != text]
-
-
-def _require_up_to_date(files: dict[Path, str], fix_hint: str) -> None:
-    """--check: OutOfDateError naming each file that differs and the
-    command that fixes it."""
-    stale = _differing(files)
-    if stale:
-        raise OutOfDateError([f"{display_path(p)}: out of date; run: {fix_hint}" for p in stale])
-
-
 def _check_or_write(files: dict[Path, str], check: bool, fix_hint: str) -> list[Path]:
-    """--check: as _require_up_to_date; otherwise writes the changed ones."""
+    """The files whose text on disk is not `files[path]` (or that are
+    missing): with `check`, OutOfDateError naming each and the command that
+    fixes it; otherwise each written."""
+    stale = [p for p, text in sorted(files.items())
+             if not p.is_file() or p.read_text(encoding="utf-8", errors="replace") != text]
+    if check and stale:
+        raise OutOfDateError([f"{display_path(p)}: out of date; run: {fix_hint}" for p in stale])
     if check:
-        _require_up_to_date(files, fix_hint)
         return []
-    stale = _differing(files)
     for p in stale:
         check_no_links_between(p, manifest.ROOT)
     for p in stale:
@@ -75,8 +65,8 @@ def cmd_snippets(args) -> int:
     if diags:
         raise SourceError(diags + [f"{len(diags)} error(s); nothing written"])
     if args.check:
-        _require_up_to_date({out / n / f: text for n, files in trees.items() for f, text in files.items()},
-                            "tools/course snippets")
+        _check_or_write({out / n / f: text for n, files in trees.items() for f, text in files.items()}, True,
+                        "tools/course snippets")
         print(f"snippets: {display_path(out)} is up to date")
         return EXIT_OK
     ensure_owned_folder(out, manifest.ROOT)
@@ -182,7 +172,7 @@ def cmd_standalone(args) -> int:
     out = Path(args.output)
     files = standalone.standalone_files(lessons)
     if args.check:
-        _require_up_to_date({out / n: t for n, t in files.items()}, f"tools/course standalone -o {display_path(out)}")
+        _check_or_write({out / n: t for n, t in files.items()}, True, f"tools/course standalone -o {display_path(out)}")
         print(f"standalone: {display_path(out)} is up to date")
         return EXIT_OK
     ensure_owned_folder(out, manifest.ROOT)
