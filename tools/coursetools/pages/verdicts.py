@@ -6,6 +6,7 @@ was measured for rows timed together."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from ..rule import resolution
@@ -29,12 +30,8 @@ def save_memo() -> None:
     _MEMO.save()
 
 
-def _summary_to(s: cmp.Summary) -> list:
-    return [s.n, s.min, s.q1, s.median, s.q3, s.max]
-
-
 def _verdict_to(v: cmp.Verdict) -> list:
-    return [v.word, v.ratio, v.low, v.high, _summary_to(v.a), _summary_to(v.b)]
+    return [v.word, v.ratio, v.low, v.high, list(dataclasses.astuple(v.a)), list(dataclasses.astuple(v.b))]
 
 
 def _verdict_from(x) -> cmp.Verdict | None:
@@ -49,6 +46,7 @@ def _verdict_from(x) -> cmp.Verdict | None:
         return cmp.Verdict(word, ratio, low, high, cmp.Summary(*a), cmp.Summary(*b))
     except (TypeError, ValueError):
         return None
+
 
 TWIN = rule_rows.TWIN
 
