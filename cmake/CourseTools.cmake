@@ -1,8 +1,9 @@
 # The Python side of the course, wired into the build (its environment,
 # build/venv, is made by CourseVenv.cmake, before the lessons are declared):
-#   - the build extracts each lesson's snippets (only the lessons whose
-#     sources changed), writes the standalone files, renders the pages and
-#     builds the site;
+#   - the build writes the standalone files, renders the pages (which
+#     extract each lesson's snippets and hold their names course-wide) and
+#     builds the site; `tools/course snippets` writes the snippets as
+#     Markdown files for an author who wants them, and nothing reads them;
 #   - CTest runs the tools' tests and checks.
 
 set(COURSE_TOOL "${PROJECT_SOURCE_DIR}/tools/course")
@@ -11,14 +12,13 @@ file(GLOB_RECURSE tool_sources CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/tools/co
 file(GLOB_RECURSE header CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/common/*.cuh")
 
 get_property(lessons GLOBAL PROPERTY COURSE_LESSONS)
-set(snippet_outputs "")
 set(page_inputs "")
 foreach(l IN LISTS lessons)
   string(JSON target GET "${l}" target)
   string(JSON dir GET "${l}" dir)
   string(JSON built GET "${l}" built)
   if(NOT built)
-    continue()  # left out of this build: its snippets and page stay as they are
+    continue()  # left out of this build: its page stays as it is
   endif()
   string(JSON n LENGTH "${l}" sources)
   math(EXPR last "${n} - 1")
@@ -27,15 +27,6 @@ foreach(l IN LISTS lessons)
     string(JSON s GET "${l}" sources ${i})
     list(APPEND srcs "${PROJECT_SOURCE_DIR}/${s}")
   endforeach()
-
-  # Snippets: re-extracted only when this lesson's sources change.
-  set(index "${CMAKE_BINARY_DIR}/snippets/${target}/index.json")
-  add_custom_command(OUTPUT "${index}"
-    COMMAND ${CMAKE_COMMAND} -E env ${tool_env} "${COURSE_TOOL}" snippets --lesson ${target} -o "${CMAKE_BINARY_DIR}/snippets"
-    DEPENDS ${srcs} ${header} ${tool_sources}
-    COMMENT "course: snippets of ${target}"
-    VERBATIM)
-  list(APPEND snippet_outputs "${index}")
   # Every file of the folder the sources digest reads (a header beside the
   # .cu included, say), but the page and its figures, which render writes.
   file(GLOB_RECURSE lesson_files LIST_DIRECTORIES false CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/${dir}/*")
@@ -88,7 +79,6 @@ add_custom_command(OUTPUT "${stamp}"
   COMMENT "course: pages and the README's day table"
   VERBATIM)
 
-add_custom_target(course_snippets ALL DEPENDS ${snippet_outputs})
 add_custom_target(course_pages ALL DEPENDS "${stamp}")
 add_custom_target(course_standalone ALL
   COMMAND ${CMAKE_COMMAND} -E env ${tool_env} "${COURSE_TOOL}" standalone -o "${CMAKE_BINARY_DIR}/standalone"

@@ -52,12 +52,11 @@ class HelpFormatter(argparse.HelpFormatter):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    fmt = HelpFormatter
     p = Parser(prog="course", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True, parser_class=Parser, metavar="COMMAND")
     b = str(manifest.build_dir())
 
-    s = sub.add_parser("snippets", help="extract // snippet: regions into Markdown artifacts", formatter_class=fmt,
+    s = sub.add_parser("snippets", help="extract // snippet: regions into Markdown artifacts",
                        description="Extracts every `// snippet: NAME` region of the lessons (or of FILES) into NAME.md.")
     s.add_argument("files", nargs="*", help="source files to extract instead of the lessons'; needs one --lesson")
     s.add_argument("--lesson", action="append", help="a lesson (repeatable); default: every lesson")
@@ -65,25 +64,25 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--check", action="store_true", help="write nothing; exit 3 if an artifact is out of date")
     s.set_defaults(func=c.cmd_snippets)
 
-    s = sub.add_parser("render", help="write each lesson's README.md (and the README's day table)", formatter_class=fmt,
+    s = sub.add_parser("render", help="write each lesson's README.md (and the README's day table)",
                        description="Renders lessons/*/README.md.j2 with the promoted evidence into README.md.")
     s.add_argument("--lesson", action="append", help="only this lesson (repeatable); default: every lesson")
     s.add_argument("--check", action="store_true", help="write nothing; exit 3 if a page is out of date")
     s.set_defaults(func=c.cmd_render)
 
-    s = sub.add_parser("prose", help="every number in a page's prose comes from a page helper", formatter_class=fmt,
+    s = sub.add_parser("prose", help="every number in a page's prose comes from a page helper",
                        description="Renders every page and fails (exit 1) on a number typed into its prose that no "
                                    "page helper produced and that is not in its lesson.toml [page] constants.")
     s.add_argument("--lesson", action="append", help="only this lesson (repeatable); default: every lesson")
     s.set_defaults(func=c.cmd_prose)
 
-    s = sub.add_parser("standalone", help="single-file copies of each day for Compiler Explorer", formatter_class=fmt)
+    s = sub.add_parser("standalone", help="single-file copies of each day for Compiler Explorer")
     s.add_argument("-o", "--output", default=f"{b}/standalone", help="the folder to write")
     s.add_argument("--check", action="store_true", help="write nothing; exit 3 if a file is out of date")
     s.set_defaults(func=c.cmd_standalone)
 
     s = sub.add_parser("check", help="an author's fast check of one day: build it, then its snippets, page, prose "
-                       "and machine code", formatter_class=fmt,
+                       "and machine code",
                        description="Builds the day's program (cmake --build on the course's build), then checks, for "
                                    "that day alone: its snippets extract, its page renders from its template and is "
                                    "up to date, its prose passes, its [[sass]] expectations hold. Every problem is "
@@ -91,13 +90,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("lesson", help="the lesson: its folder's name under lessons/")
     s.set_defaults(func=c.cmd_check)
 
-    s = sub.add_parser("page-api", help="every helper a page template can call, with its arguments",
-                       formatter_class=fmt)
+    s = sub.add_parser("page-api", help="every helper a page template can call, with its arguments")
     s.add_argument("name", nargs="?", help="one helper, in full (page.plot, lesson.constant)")
     s.set_defaults(func=c.cmd_page_api)
 
     s = sub.add_parser("readability", help="how each page's teaching part reads, against the course's targets",
-                       formatter_class=fmt,
                        description="For each lesson's rendered page, up to its evidence appendix: sentences' mean, "
                                    "90th percentile and longest length in words, the share of sentences about the "
                                    "proof (statistics, provenance, the GPUs' agreement), intervals a section, "
@@ -106,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("lessons", nargs="*", help="lessons (default: every lesson)")
     s.set_defaults(func=c.cmd_readability)
 
-    s = sub.add_parser("new", help="scaffold a new day that builds and passes every test", formatter_class=fmt)
+    s = sub.add_parser("new", help="scaffold a new day that builds and passes every test")
     s.add_argument("name", help="the lesson, dayNN_topic (lower-case letters, digits, underscores)")
     s.add_argument("--topic", default="", help="one line for the day's title (default: from the name)")
     s.add_argument("--min-cc", default="7.5", help="the minimum compute capability")
@@ -114,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("evidence", help="record, promote, verify and compare hardware runs")
     esub = e.add_subparsers(dest="evidence_command", required=True, parser_class=Parser, metavar="ACTION")
-    r = esub.add_parser("record", help="build and run a lesson on this GPU and write a record", formatter_class=fmt)
+    r = esub.add_parser("record", help="build and run a lesson on this GPU and write a record")
     r.add_argument("--lesson", required=True, help="the lesson to run")
     r.add_argument("--tag", required=True, help="names this hardware run, e.g. h200-2026-11-30")
     r.add_argument("--commit", help="the commit the tree is; only where git has no history here")
@@ -130,7 +127,6 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("args", nargs="*", help="extra arguments for the lesson (after --)")
     r.set_defaults(func=c.cmd_record)
     r = esub.add_parser("promote", help="the reviewer's gate: check every rule, sign, promote a set of records",
-                        formatter_class=fmt,
                         description="Promotes records of one build made on two GPUs or more (distinct device UUIDs) "
                                     "as one set, after checking every promotion rule on each: --tag A --tag B. The "
                                     "first tag is the record the page takes its numbers from; its words are the "
@@ -143,7 +139,6 @@ def build_parser() -> argparse.ArgumentParser:
     r = esub.add_parser("verify", help="exit 4 if promoted evidence is stale, altered, unsigned or missing")
     r.set_defaults(func=c.cmd_verify)
     r = esub.add_parser("state", help="verify every promotion once and write the state the pages read",
-                        formatter_class=fmt,
                         description="Verifies every lesson's promotion (as verify does) and writes what it found to "
                                     "one file, which render, site, serve, compare and the browser test read. Exits 0 "
                                     "whatever it finds (a page without valid evidence says UNVERIFIED); verify is "
@@ -153,7 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     r = esub.add_parser("status", help="each lesson's evidence state")
     r.set_defaults(func=c.cmd_status)
     r = esub.add_parser(
-        "compare", formatter_class=fmt,
+        "compare",
         help="what carries over between two runs: the lesson's declared ratios, each run's word beside the other's",
         description="Compares two runs of a lesson: for each ratio the lesson's page names as the one to compare "
                     "(its lesson.toml [[carry_over]]), the ratio and the comparison rule's word inside each run, "
@@ -172,7 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="every row of every declared ratio, not the summary (at most 15 lines) it prints first")
     r.add_argument("--json", action="store_true", help="print JSON instead of a table")
     r.set_defaults(func=c.cmd_compare)
-    r = esub.add_parser("add-reviewer", help="add a reviewer's public key to evidence/allowed_signers", formatter_class=fmt)
+    r = esub.add_parser("add-reviewer", help="add a reviewer's public key to evidence/allowed_signers")
     r.add_argument("--principal", required=True, help="the reviewer's id in signatures, e.g. name@example.org")
     r.add_argument("--key", required=True, help="the reviewer's public key file (.pub)")
     r.add_argument("--name", default="", help="the reviewer's name, kept as a comment")
@@ -185,8 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--port", type=int, default=8000, help="the port on 127.0.0.1")
     s.set_defaults(func=c.cmd_serve)
 
-    s = sub.add_parser("review", help="the hardware review on a GPU machine (sanitizers, negative builds)",
-                       formatter_class=fmt)
+    s = sub.add_parser("review", help="the hardware review on a GPU machine (sanitizers, negative builds)")
     s.add_argument("--build-dir", default=str(manifest.ROOT / "build-gpu"), help="the gpu-only preset's build folder")
     s.add_argument("-o", "--output", default=None, help="the summary to write (default: BUILD_DIR/review.json)")
     s.add_argument("--lesson", action="append", help="only this lesson's steps (repeatable); default: every lesson")
@@ -194,7 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("lint", help="the one-header rule")
     s.set_defaults(func=c.cmd_lint)
-    s = sub.add_parser("format", help="clang-format check of every source (pinned version)", formatter_class=fmt)
+    s = sub.add_parser("format", help="clang-format check of every source (pinned version)")
     s.add_argument("--fix", action="store_true", help="rewrite the sources instead of checking them")
     s.set_defaults(func=c.cmd_format)
     s = sub.add_parser("sass", help="check each lesson's declared machine-code expectations")
@@ -203,14 +197,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("site", help="the static site")
     ssub = s.add_subparsers(dest="site_command", required=True, parser_class=Parser, metavar="ACTION")
-    x = ssub.add_parser("build", help="build the site with MkDocs (warnings are errors)", formatter_class=fmt)
+    x = ssub.add_parser("build", help="build the site with MkDocs (warnings are errors)")
     x.add_argument("-o", "--output", default=f"{b}/site", help="the folder to write")
-    x = ssub.add_parser("test", help="open the built site in headless Chromium", formatter_class=fmt)
+    x = ssub.add_parser("test", help="open the built site in headless Chromium")
     x.add_argument("-o", "--output", default=f"{b}/site", help="the built site")
     x.add_argument("--screenshots", default=f"{b}/screenshots", help="where the screenshots go")
     s.set_defaults(func=c.cmd_site)
 
-    s = sub.add_parser("bench", help="time extraction and rendering of a generated course", formatter_class=fmt)
+    s = sub.add_parser("bench", help="time extraction and rendering of a generated course")
     s.add_argument("--lessons", type=_count(1, 10_000), default=200, help="lessons to generate (1 to 10,000)")
     s.add_argument("--snippets", type=_count(1, 1_000), default=10, help="snippets per lesson (1 to 1,000)")
     s.set_defaults(func=c.cmd_bench)

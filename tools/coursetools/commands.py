@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import sys
-import tempfile
 from pathlib import Path
 
 from .errors import EXIT_OK, Diagnostic, EvidenceError, OutOfDateError, SourceError, UsageError, display_path
@@ -22,26 +21,16 @@ def _lessons(names=None):
     return lessons, [manifest.find(lessons, n) for n in names]
 
 
-def _differing(files: dict[Path, str]) -> list[Path]:
-    """The files whose text on disk is not `files[path]` (or that are missing)."""
-    return [p for p, text in sorted(files.items())
-            if not p.is_file() or p.read_text(encoding="utf-8", errors="replace") != text]
-
-
-def _require_up_to_date(files: dict[Path, str], fix_hint: str) -> None:
-    """--check: OutOfDateError naming each file that differs and the
-    command that fixes it."""
-    stale = _differing(files)
-    if stale:
-        raise OutOfDateError([f"{display_path(p)}: out of date; run: {fix_hint}" for p in stale])
-
-
 def _check_or_write(files: dict[Path, str], check: bool, fix_hint: str) -> list[Path]:
-    """--check: as _require_up_to_date; otherwise writes the changed ones."""
+    """The files whose text on disk is not `files[path]` (or that are
+    missing): with `check`, OutOfDateError naming each and the command that
+    fixes it; otherwise each written."""
+    stale = [p for p, text in sorted(files.items())
+             if not p.is_file() or p.read_text(encoding="utf-8", errors="replace") != text]
+    if check and stale:
+        raise OutOfDateError([f"{display_path(p)}: out of date; run: {fix_hint}" for p in stale])
     if check:
-        _require_up_to_date(files, fix_hint)
         return []
-    stale = _differing(files)
     for p in stale:
         check_no_links_between(p, manifest.ROOT)
     for p in stale:
@@ -62,7 +51,7 @@ def cmd_snippets(args) -> int:
         jobs = [(name, list(args.files))]
     else:
         lessons, chosen = _lessons(args.lesson)
-        jobs = [(l.target, _snippet_files(l)) for l in chosen if l.built]
+        jobs = [(l.target, l.snippet_files) for l in chosen if l.built]
     trees, diags, pool = {}, [], []
     for name, files in jobs:
         found, d = snippets.extract(files, manifest.ROOT)
@@ -76,8 +65,8 @@ def cmd_snippets(args) -> int:
     if diags:
         raise SourceError(diags + [f"{len(diags)} error(s); nothing written"])
     if args.check:
-        _require_up_to_date({out / n / f: text for n, files in trees.items() for f, text in files.items()},
-                            "tools/course snippets")
+        _check_or_write({out / n / f: text for n, files in trees.items() for f, text in files.items()}, True,
+                        "tools/course snippets")
         print(f"snippets: {display_path(out)} is up to date")
         return EXIT_OK
     ensure_owned_folder(out, manifest.ROOT)
@@ -86,11 +75,6 @@ def cmd_snippets(args) -> int:
     print(f"snippets: {count} snippet(s) of {len(trees)} lesson(s) in {display_path(out)} "
           f"({len(written)} lesson folder(s) rewritten)")
     return EXIT_OK
-
-
-def _snippet_files(lesson) -> list[str]:
-    """A lesson's sources and the shared header: where its snippets are."""
-    return [str(manifest.ROOT / s) for s in (*lesson.sources, *manifest.header_files(manifest.ROOT))]
 
 
 def cmd_render(args) -> int:
@@ -105,12 +89,10 @@ def cmd_render(args) -> int:
     for p in orphans:
         p.unlink()
     for target, reasons in stale_lessons:
-        print(
-            f"render: {target}: its code changed since the promoted run ({'; '.join(reasons)}); "
-            "the page says UNVERIFIED at the top and keeps its figures marked as the older code's. "
-            "To fix: record on a GPU and promote (research/REVIEW-PROCESS.md), or revert the change.",
-            file=sys.stderr,
-        )
+        print(f"render: {target}: its code changed since the promoted run ({'; '.join(reasons)}); "
+              "the page says UNVERIFIED at the top and keeps its figures marked as the older code's. "
+              "To fix: record on a GPU and promote (research/REVIEW-PROCESS.md), or revert the change.",
+              file=sys.stderr)
     if args.check:
         print(f"render: {len(files)} generated file(s) up to date")
     else:
@@ -190,8 +172,7 @@ def cmd_standalone(args) -> int:
     out = Path(args.output)
     files = standalone.standalone_files(lessons)
     if args.check:
-        _require_up_to_date({out / n: t for n, t in files.items()},
-                            f"tools/course standalone -o {display_path(out)}")
+        _check_or_write({out / n: t for n, t in files.items()}, True, f"tools/course standalone -o {display_path(out)}")
         print(f"standalone: {display_path(out)} is up to date")
         return EXIT_OK
     ensure_owned_folder(out, manifest.ROOT)
@@ -245,7 +226,7 @@ def cmd_check(args) -> int:
     # day with no record yet is not a question of stale evidence.
     covers = ev_state.fingerprint(lessons, manifest.build_dir())
     ev_state.write(verify.lesson_states(lessons), lessons, covers=covers)
-    found, diags = snippets.extract(_snippet_files(lesson), manifest.ROOT)
+    found, diags = snippets.extract(lesson.snippet_files, manifest.ROOT)
     others = sorted({str(manifest.ROOT / s) for l in lessons if l.target != lesson.target for s in l.sources})
     said += [str(d) for d in diags + snippets.course_wide(found, others, manifest.ROOT)]
     own = [s for s in found if s.path in lesson.sources]
@@ -306,11 +287,9 @@ def cmd_record(args) -> int:
     lessons = manifest.load(build / "course-manifest.json")  # a bad manifest is a one-line error here
     info = json.loads((build / "course-manifest.json").read_text(encoding="utf-8"))
     lesson = manifest.find(lessons, args.lesson)
-    path = run.record(
-        lesson, args.tag, args.commit, args.clean, build=build, extra_args=args.args,
-        profile=not args.no_profile, timeline=not args.no_timeline, nvbench=not args.no_nvbench,
-        review=Path(args.review) if args.review else None, manifest_info=info,
-    )
+    path = run.record(lesson, args.tag, args.commit, args.clean, build=build, extra_args=args.args,
+                      profile=not args.no_profile, timeline=not args.no_timeline, nvbench=not args.no_nvbench,
+                      review=Path(args.review) if args.review else None, manifest_info=info)
     rec = record_format.load_record(path)
     print(f"record: wrote {display_path(path)}: exit code {rec['exit_code']}, {rec['gpu']['name']}, "
           f"executable {rec['executable']['sha256'][:12]}, sources {rec['sources']['digest'][:12]}; "
@@ -405,13 +384,10 @@ def cmd_add_reviewer(args) -> int:
     if path.exists():
         signing.parse_allowed(path)
     new = text + (f"# {name}\n" if name else "") + line + "\n"
-    with tempfile.TemporaryDirectory() as tmp:  # the file as it would be, checked whole first
-        trial = Path(tmp) / "allowed_signers"
-        trial.write_text(new, encoding="utf-8")
-        try:
-            signing.parse_allowed(trial)
-        except EvidenceError as e:
-            raise UsageError(str(e).replace(str(trial), display_path(path)))
+    try:  # the file as it would be, checked whole first
+        signing.check_allowed(new, display_path(path))
+    except EvidenceError as e:
+        raise UsageError(str(e)) from None
     write_atomic(path, new)
     print(f"add-reviewer: {args.principal} added to {display_path(path)}; commit it")
     return EXIT_OK

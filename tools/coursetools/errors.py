@@ -6,15 +6,10 @@ into the exit status. Each line names the file (and where it can, the
 line and column) in the form compilers use, `path:line:col: error: ...`,
 and says what was expected and what fixes it.
 
-Exit codes (the README's table), one table with the lessons' programs so
-that no code means two things: 0 and 1 as theirs, 64 a bad command line as
-theirs (sysexits.h's EX_USAGE); 2 is their "waived" alone, and 3 and 4
-are the tools' alone.
-  0  done
-  1  errors in sources, markers or templates
-  3  --check found a generated file out of date
-  4  evidence is stale, tampered, unsigned or not promoted
-  64 wrong usage or configuration (a bad argument, a refused output folder)
+The exit codes below (the README's table) are one table with the lessons'
+programs', so that no code means two things: 0 and 1 as theirs, 64 a bad
+command line as theirs (sysexits.h's EX_USAGE); 2 is their "waived" alone,
+and 3 and 4 are the tools' alone.
 """
 
 from __future__ import annotations
@@ -24,10 +19,10 @@ import os
 import sys
 
 EXIT_OK = 0
-EXIT_ERRORS = 1
-EXIT_USAGE = 64
-EXIT_OUT_OF_DATE = 3
-EXIT_EVIDENCE = 4
+EXIT_ERRORS = 1  # errors in sources, markers or templates
+EXIT_USAGE = 64  # wrong usage or configuration (a bad argument, a refused output folder)
+EXIT_OUT_OF_DATE = 3  # --check found a generated file out of date
+EXIT_EVIDENCE = 4  # evidence is stale, tampered, unsigned or not promoted
 EXIT_INTERRUPTED = 130
 
 

@@ -28,10 +28,8 @@ from pathlib import Path
 from .errors import Diagnostic, SourceError, UsageError, display_path
 
 STAMP = ".course-owned"
-STAMP_TEXT = (
-    "This folder was made by tools/course, which may replace all of it.\n"
-    "Do not keep your own files here.\n"
-)
+STAMP_TEXT = ("This folder was made by tools/course, which may replace all of it.\n"
+              "Do not keep your own files here.\n")
 # The repository's folders of sources: no tool ever writes a folder into
 # them (the pages and figures render writes are single named files).
 PROTECTED = ("lessons", "common", "evidence", "tools", "research", "cmake", ".git")
@@ -49,11 +47,6 @@ def file_mode() -> int:
 
 def dir_mode() -> int:
     return 0o777 & ~_umask()
-
-
-# ----------------------------------------------------------------------
-# Reading
-# ----------------------------------------------------------------------
 
 
 def read_source(path: str | os.PathLike, root: Path) -> bytes:
@@ -91,35 +84,10 @@ def read_source(path: str | os.PathLike, root: Path) -> bytes:
         os.close(fd)
 
 
-# ----------------------------------------------------------------------
-# Writing single files
-# ----------------------------------------------------------------------
-
-
-def write_atomic(path: Path, data: str | bytes) -> None:
-    """Writes to a temporary file beside `path`, then renames it over; the
-    file gets the umask's mode."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(raw)
-            f.flush()
-            os.fchmod(f.fileno(), file_mode())
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
-def create_new_atomic(path: Path, data: str | bytes) -> bool:
-    """Like write_atomic, but never replaces an existing file: the final
-    step is a hard link, which fails if the name is taken. Returns False
-    when `path` already exists."""
+def _write_whole(path: Path, data: str | bytes, replace: bool) -> bool:
+    """Writes a temporary file beside `path` (the umask's mode), then
+    renames it over `path`, or (not `replace`) hard-links it there, which
+    fails where the name is taken: False. No temporary file is left."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -129,19 +97,22 @@ def create_new_atomic(path: Path, data: str | bytes) -> bool:
             f.flush()
             os.fchmod(f.fileno(), file_mode())
             os.fsync(f.fileno())
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            return False
+        (os.replace if replace else os.link)(tmp, path)
         return True
+    except FileExistsError:
+        return False
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
 
 
-# ----------------------------------------------------------------------
-# Writing whole folders
-# ----------------------------------------------------------------------
+def write_atomic(path: Path, data: str | bytes) -> None:
+    _write_whole(path, data, replace=True)
+
+
+def create_new_atomic(path: Path, data: str | bytes) -> bool:
+    """As write_atomic, never over an existing file: False where `path` exists."""
+    return _write_whole(path, data, replace=False)
 
 
 def _tracked_files_under(folder: Path, root: Path) -> bool:
@@ -150,10 +121,8 @@ def _tracked_files_under(folder: Path, root: Path) -> bool:
     except ValueError:
         return False
     try:
-        out = subprocess.run(
-            ["git", "ls-files", "--", str(rel) if str(rel) != "." else "."],
-            cwd=root, capture_output=True, text=True, timeout=30,
-        )
+        out = subprocess.run(["git", "ls-files", "--", str(rel) if str(rel) != "." else "."],
+                             cwd=root, capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired):
         return False
     return out.returncode == 0 and bool(out.stdout.strip())
@@ -171,24 +140,18 @@ def check_output_folder(out: Path, root: Path) -> None:
         raise UsageError(f"{shown}: error: is a symbolic link; refusing to write through it; choose a real folder")
     real = out.resolve()
     if real == root or real in root.parents:
-        raise UsageError(
-            f"{shown}: error: is the repository or holds it; refusing to write there; "
-            "choose a folder under build/ (the default)"
-        )
+        raise UsageError(f"{shown}: error: is the repository or holds it; refusing to write there; "
+                         "choose a folder under build/ (the default)")
     if root in real.parents:
         top = real.relative_to(root).parts[0]
         if top in PROTECTED:
-            raise UsageError(
-                f"{shown}: error: is inside {top}/, which holds the course's sources; "
-                "refusing to write there; choose a folder under build/ (the default)"
-            )
+            raise UsageError(f"{shown}: error: is inside {top}/, which holds the course's sources; "
+                             "refusing to write there; choose a folder under build/ (the default)")
     if out.exists() and not out.is_dir():
         raise UsageError(f"{shown}: error: exists and is not a folder; expected a folder to write")
     if out.is_dir() and not (out / STAMP).is_file() and any(out.iterdir()):
-        raise UsageError(
-            f"{shown}: error: was not made by tools/course (no {STAMP} in it) and is not empty; "
-            "refusing to write into it; choose an empty or new folder"
-        )
+        raise UsageError(f"{shown}: error: was not made by tools/course (no {STAMP} in it) and is not empty; "
+                         "refusing to write into it; choose an empty or new folder")
     if out.is_dir() and _tracked_files_under(out, root):
         raise UsageError(f"{shown}: error: holds files git tracks; refusing to write into it")
 

@@ -22,7 +22,7 @@ from coursetools.record import run as ev_run
 from coursetools.evidence import verify as ev_verify
 from coursetools.record import review
 from coursetools.pages import marks, page as page_api, prose, render
-from coursetools.site import build as site_build
+from coursetools.site import transforms
 from coursetools.sources import buildfile, digest
 from coursetools.sources.lessoninfo import load_lesson_info
 
@@ -228,8 +228,8 @@ def test_a_verified_pages_machine_code_is_the_architecture_its_runs_used(in_tmp,
 
 def test_only_the_renderers_provenance_becomes_the_verified_box():
     typed = "**Recorded on NVIDIA H200 (compute capability 9.0, 132 SMs), commit `abc`.**"
-    assert "!!! verified" not in site_build._admonitions(typed, None)
-    assert "!!! verified" not in site_build._admonitions(typed, "Recorded on something else.")
+    assert "!!! verified" not in transforms.admonitions(typed, None)
+    assert "!!! verified" not in transforms.admonitions(typed, "Recorded on something else.")
 
 
 # ----------------------------------------------------------------------

@@ -22,6 +22,7 @@ from coursetools.evidence import promote as ev_promote
 from coursetools.record import run as ev_run
 from coursetools.evidence import store as ev_store
 from coursetools.record import format as ev_format
+from coursetools.record import strictjson
 from coursetools.evidence import state as ev_state
 from coursetools import fsutil
 from coursetools.pages import formats as page_formats, marks, page as page_api, render, sandbox
@@ -368,7 +369,7 @@ def test_impossible_rows_are_named(row, words):
 def test_evidence_json_is_strict(tmp_path, text, words):
     path = write(tmp_path / "r.json", text)
     with pytest.raises(Exception, match=words):
-        ev_format.load_json(path, "a record")
+        strictjson.load_json(path, "a record")
 
 
 def test_deeply_nested_promotions_are_one_line(course, page_repo):

@@ -220,3 +220,108 @@ def test_every_exit_code_is_named_where_a_user_reads_it():
     said = said[:said.index("\n\n")]
     for code in codes - {errors.EXIT_INTERRUPTED}:
         assert re.search(rf"[:;]\s+{code}\s", said), f"the README's exit codes of the tools lack {code}"
+
+
+
+def _cited(text: str):
+    """(line, span) of each inline code span of a Markdown text (one may
+    wrap onto the next line), outside its fenced blocks (a diagram names no
+    file)."""
+    import re
+
+    lines = text.split("\n")
+    fence = [n for n, line in enumerate(lines) if line.startswith("```")]
+    for a, b in zip(fence[::2], fence[1::2]):
+        lines[a:b + 1] = [""] * (b + 1 - a)
+    prose = "\n".join(lines)
+    for m in re.finditer(r"`([^`]+)`", prose):
+        yield prose.count("\n", 0, m.start()) + 1, " ".join(m.group(1).split())
+
+
+class _Tree:
+    """The repository as a citation is looked up in it."""
+
+    def __init__(self):
+        from coursetools import cli
+
+        self.root = root = manifest.ROOT
+        tools = root / "tools" / "coursetools"
+        self.py = {p: p.read_text() for p in tools.rglob("*.py")}
+        self.cpp = "\n".join(p.read_text(errors="replace") for p in (root / "common").rglob("*") if p.is_file())
+        self.cmake = "\n".join(p.read_text() for p in (root / "cmake").glob("*.cmake"))
+        self.parser = cli.build_parser()
+        # Where a path may be cited from: the root, tools/, the tools'
+        # package and its packages, common/ and the header's folders,
+        # evidence/, a lesson's folder.
+        self.bases = [root, root / "tools", tools, *sorted(d for d in tools.iterdir() if d.is_dir()),
+                      root / "common", root / "common" / "course", root / "common" / "course" / "detail",
+                      root / "evidence", *sorted((root / "lessons").glob("day*"))]
+
+    def defines(self, name: str, texts) -> bool:
+        import re
+        pattern = rf"^\s*(?:def|class)\s+{name}\b|^\s*{name}\s*[:=]"
+        return any(re.search(pattern, t, re.M) for t in texts)
+
+
+def _citation_problem(span: str, tree: _Tree) -> str | None:
+    """Why a name or path research/ARCHITECTURE.md cites is not there (None
+    where it is)."""
+    import argparse
+    import re
+
+    words = span.split()
+    if words[0] in ("cmake", "ctest", "mkdocs"):
+        return None  # another program's command line
+    if words[0] == "tools/course" or (len(words) > 1 and re.fullmatch(r"[a-z-]+", words[0])):
+        parser = tree.parser  # a command of the CLI: each word down to its arguments names a subcommand
+        for word in words[1:] if words[0] == "tools/course" else words:
+            subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+            if not subs:
+                break
+            if word not in subs[0].choices:
+                return f"tools/course has no command '{word}' there"
+            parser = subs[0].choices[word]
+        return None
+    if span.startswith("-"):  # an option of the lessons' programs or the tools
+        return None if span in tree.cpp or any(span in t for t in tree.py.values()) else "no such option"
+    if re.fullmatch(r"\[\[?\w+\]\]?", span):  # a lesson.toml table
+        from coursetools.sources.lessoninfo import LESSON_SCHEMA
+        return None if span.strip("[]") in LESSON_SCHEMA else "lesson.toml has no such table"
+    m = re.fullmatch(r"tools_pytest_(\w+)", span)  # a CTest test of the tools
+    if m:
+        return None if (tree.root / "tools" / "tests" / f"test_{m.group(1)}.py").exists() else "no such test file"
+    if "/" in span or re.search(r"\.(py|cuh|cu|cmake|md|json|toml|j2|sh|txt)$", span) or span == "allowed_signers":
+        if span.startswith("build/"):  # the build's output: something must write it
+            name = span.rstrip("/").split("/")[-1]
+            return None if name in tree.cmake or any(name in t for t in tree.py.values()) else "nothing writes it"
+        pattern = ("*" if span.startswith(".") else "") + span.rstrip("/").replace("NN", "*").replace("_topic", "_*")
+        return None if any(list(b.glob(pattern)) for b in tree.bases) else "no such file or folder"
+    name = re.sub(r"\((\.\.\.)?\)$", "", span)  # mark(...), course_add_lesson()
+    if "::" in name:  # C++: course::Lesson, Lesson::run
+        return None if re.search(rf"\b{re.escape(name.split('::')[-1])}\b", tree.cpp) else "not in common/"
+    if "." in name:  # a Python module's name: cli.main
+        module, _, attr = name.rpartition(".")
+        texts = [t for p, t in tree.py.items() if p.stem == module]
+        return None if tree.defines(re.escape(attr), texts) else f"module {module} defines no {attr}"
+    if "*" in name:  # a family of Python names: cmd_*
+        return None if tree.defines(re.escape(name).replace(r"\*", r"\w+"), tree.py.values()) else "no such names"
+    if any(p.stem == name for p in tree.py) or tree.defines(re.escape(name), tree.py.values()):
+        return None  # a module, or a name defined in the tools
+    if re.search(rf"\b{re.escape(name)}\b", tree.cpp):
+        return None  # a name of the header's
+    if re.search(rf"^\s*(?:function|macro)\({re.escape(name)}\b", tree.cmake, re.M | re.I):
+        return None  # a CMake function
+    return "not found in tools/, common/ or cmake/"
+
+
+def test_every_name_and_path_the_architecture_cites_exists():
+    """research/ARCHITECTURE.md is read first: every path it names is a
+    file or folder, every command one the CLI has, every Python name one
+    the tools define (`module.name` in that module), every C++ name one the
+    header has and every CMake function one cmake/ defines: a rename or a
+    removal that leaves the document behind fails here."""
+    doc = manifest.ROOT / "research" / "ARCHITECTURE.md"
+    tree = _Tree()
+    problems = [f"research/ARCHITECTURE.md:{n}: `{span}`: {why}" for n, span in _cited(doc.read_text())
+                for why in [_citation_problem(span, tree)] if why]
+    assert problems == [], "\n".join(problems)

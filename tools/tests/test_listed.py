@@ -26,6 +26,11 @@ REAL = manifest.load()
 TIMED = set(listed.TIMING_STATS) | set(listed.COUNTED) | {
     "samples", "samples_ms", "per_call_us", "global_atomics", "listed_values", "median_cycles", "min_cycles",
     "max_cycles", "samples_cycles"}
+# The whole-number fields that say which row a row is (its size, its bins,
+# its chain length, its cluster size), as against those a run measures or
+# derives from the GPU (a grid's atomics count): a listing's values of
+# these are the record's.
+SELECTING_NUMBERS = ("elements", "bins", "k", "cluster", "calls")
 
 
 def _built(lesson) -> bool:
@@ -37,7 +42,7 @@ def _stats_free(row: dict) -> tuple:
     measurement (text, and the whole numbers that select it: a size, a
     count of bins). A measured number (a time, an atomics count that
     depends on the GPU's grid) is left out."""
-    keep = {k: v for k, v in row.items() if isinstance(v, str) or k in listed.SELECTING_NUMBERS}
+    keep = {k: v for k, v in row.items() if isinstance(v, str) or k in SELECTING_NUMBERS}
     return tuple(sorted(row)), tuple(sorted(keep.items()))
 
 

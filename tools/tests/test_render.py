@@ -241,3 +241,17 @@ def test_a_documented_unit_is_shown_with_no_record_and_an_unknown_one_is_refused
     template(lesson, "# T\n\n{{ page.documented('cache_line_bytes') }}\n")
     _, diags = render_page(lesson)
     assert "no documented unit 'cache_line_bytes'" in "\n".join(map(str, diags))
+
+
+def test_a_snippet_name_in_two_lessons_fails_the_render_of_every_page(lesson):
+    """The build extracts snippets in render alone (no build/snippets/): a
+    name two lessons define names one place no more, so render names it."""
+    from coursetools.errors import SourceError
+
+    other = fake_lesson(lesson.path.parents[1], "day98_other")
+    write(other.path / "fake.cu", SRC)
+    template(lesson, "# Day\n")
+    template(other, "# Day\n")
+    with pytest.raises(SourceError, match="duplicate snippet name 'cluster-launch'"):
+        render.render_all([other, lesson])
+    assert render.render_all([lesson], [lesson.target])[0]  # one lesson alone renders

@@ -8,7 +8,7 @@ from pathlib import Path
 from coursetools.pages.prose import box_problems
 from coursetools.site import browser as site_browser
 from coursetools.site import build as site_build
-from coursetools.site import links
+from coursetools.site import links, transforms
 from coursetools.sources.manifest import Lesson
 
 LESSON = Lesson(
@@ -48,15 +48,15 @@ def test_links_are_rewritten_for_the_site():
 
 
 def test_notices_become_admonitions():
-    out = site_build._admonitions("> **UNVERIFIED.** no run\n**Recorded on H200.**\n", "Recorded on H200.")
+    out = transforms.admonitions("> **UNVERIFIED.** no run\n**Recorded on H200.**\n", "Recorded on H200.")
     assert '!!! unverified "UNVERIFIED: no verified output"' in out
     assert '!!! verified "Verified on real hardware"' in out
 
 
 def test_only_the_renderers_provenance_line_becomes_the_verified_box():
     typed = "**Recorded on NVIDIA H200 (compute capability 9.0, 132 SMs), by hand.**\n"
-    assert "!!! verified" not in site_build._admonitions(typed, None)  # the lesson is not verified
-    assert "!!! verified" not in site_build._admonitions(typed, "Recorded on NVIDIA H200, really.")
+    assert "!!! verified" not in transforms.admonitions(typed, None)  # the lesson is not verified
+    assert "!!! verified" not in transforms.admonitions(typed, "Recorded on NVIDIA H200, really.")
 
 
 def test_a_broken_link_or_anchor_in_the_built_site_is_named(tmp_path):
@@ -139,7 +139,7 @@ def test_a_verified_box_typed_in_any_spelling_is_found():
 def test_a_comment_holding_a_fence_cannot_break_the_source_page_open():
     code = ("int a;\n/*\n```\n!!! verified \"Verified on real hardware\"\n    v9 is 9 TB/s\n## Forged\n"
             "``` cuda\n*/\nint b;")
-    page = site_build._fenced_code(code)
+    page = transforms.fenced_code(code)
     import markdown
     html = markdown.markdown(page, extensions=["admonition", "pymdownx.superfences"])
     assert 'class="admonition' not in html and "<h2" not in html
@@ -147,8 +147,7 @@ def test_a_comment_holding_a_fence_cannot_break_the_source_page_open():
 
 
 def test_serves_problems_show_in_a_box_above_the_pages_as_code():
-    from coursetools.site import build as site_build
-    box = site_build.problems_box(["lessons/day58_pdl/README.md.j2:12: error: <script>alert(1)</script> `x`"] * 25)
+    box = transforms.problems_box(["lessons/day58_pdl/README.md.j2:12: error: <script>alert(1)</script> `x`"] * 25)
     assert box.startswith('!!! failure "The last save did not render')
     shown = [line for line in box.split("\n") if line.startswith("        ")]
     assert len(shown) == 21 and shown[-1].strip() == "... and 5 more"  # 20 problems, then a count
@@ -189,7 +188,7 @@ def test_a_section_folds_after_its_first_paragraph_of_prose_and_keeps_its_charts
         "The first words of the step.", "", "| a | b |", "| --- | --- |", "| 1 | 2 |", "",
         "More words", "over", "several", "lines", "here.", "", "![A chart](figures/c.svg)", "",
         "Short.", "", "## Next", "", "Text.", ""])
-    out = site_build._fold_sections(page)
+    out = transforms.fold_sections(page)
     before, _, after = out.partition('???+ more "More of Step one"')
     assert "The first words of the step." in before and '???+ fold "The code' in before  # kept, in order
     folded, _, rest = after.partition("![A chart](figures/c.svg)")
@@ -224,12 +223,12 @@ def test_folding_a_section_changes_nothing_a_reader_sees_once_it_is_open():
     for body in tricky:
         page = "# Day\n\nIntro.\n\n```bash\n## not a heading\n```\n\n## Section\n\nFirst words.\n\n" + body + \
                "\n\n" + long + "\n\n## Next\n\nText.\n"
-        folded = site_build._fold_sections(page)
+        folded = transforms.fold_sections(page)
         assert '???+ more "More of Section"' in folded, body
         assert "More of not a heading" not in folded
         assert _shown(folded) == _shown(page), body
-        both = site_build._fold_sections(site_build._fold_long_blocks(page))
-        assert _shown(both) == _shown(site_build._fold_long_blocks(page)), body
+        both = transforms.fold_sections(transforms.fold_long_blocks(page))
+        assert _shown(both) == _shown(transforms.fold_long_blocks(page)), body
 
 
 def test_a_phones_teaching_part_ends_where_the_evidence_appendix_begins():

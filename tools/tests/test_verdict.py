@@ -35,7 +35,7 @@ def test_kth_is_exact_and_numpy_changes_nothing(monkeypatch):
         a = [round(rng.uniform(1, 2), 2) for _ in range(rng.randint(1, 30))]
         b = [round(rng.uniform(1, 2), 2) for _ in range(rng.randint(1, 30))]
         d = brute(a, b)
-        xs, ys = cmp._arrays(cmp.on_grid(a), cmp.on_grid(b))
+        xs, ys = cmp.prepare(a).grid, cmp.prepare(b).grid  # NumPy arrays, as the pages use
         for k in {1, len(d), (len(d) + 1) // 2, max(1, len(d) // 5)}:
             assert cmp.kth(xs, ys, k) == d[k - 1]
             assert cmp.kth(cmp.on_grid(a), cmp.on_grid(b), k) == d[k - 1]  # the pure path

@@ -147,13 +147,13 @@ def promotions_lock(base: Path | None = None, timeout_s: float = 60.0):
 # words in 14 to 18 of day 24's 183 sweep cells where two runs on one GPU
 # gave 1 (2026-12-01): one GPU's words are that GPU's.
 MIN_GPUS = 2
-# What makes records "of one build": the same commit, sources digest and
-# toolchain. (Not the executable's hash: nvcc's output depends on where the
-# tree sits on the machine that builds it, through -lineinfo's paths.)
-SAME_BUILD = ("commit", "sources", "nvcc", "flags", "architectures")
 
 
 def _build_of(rec: dict) -> dict:
+    """What makes records "of one build": the same commit, sources digest
+    and toolchain. (Not the executable's hash: nvcc's output depends on
+    where the tree sits on the machine that builds it, through -lineinfo's
+    paths.)"""
     tc = rec.get("toolchain") or {}
     return {"commit": (rec.get("git") or {}).get("commit"), "sources": (rec.get("sources") or {}).get("digest"),
             "nvcc": tc.get("nvcc"), "flags": tc.get("flags"), "architectures": tc.get("architectures")}
@@ -181,8 +181,7 @@ def set_problems(recs: list[tuple[str, dict]]) -> list[str]:
     return out
 
 
-def promote(lesson: Lesson, tags, by: str, key: Path, base: Path | None = None,
-            say=print) -> dict:
+def promote(lesson: Lesson, tags, by: str, key: Path, base: Path | None = None, say=print) -> dict:
     """Promotes the records `tags` (one build, each on its own GPU) as one
     set, the first the one the page's numbers come from."""
     tags = [tags] if isinstance(tags, str) else list(tags)
@@ -215,30 +214,26 @@ def promote(lesson: Lesson, tags, by: str, key: Path, base: Path | None = None,
                 say(f"compared with the record promoted now ({current.get('tag')}): read this before you go on")
                 say(format_comparison(table, tags[0], current.get("tag", "?")))
         rel = [p.relative_to(base or evidence_dir()).as_posix() for p in paths]
-        entry = {
-            "lesson": lesson.target,
-            "tag": tags[0],
-            "tags": tags,
-            "record": rel[0],
-            "records": rel,
-            "record_digest": rec["digest"],
-            "record_digests": [r["digest"] for _, r in recs],
-            "sources_digest": rec["sources"]["digest"],
-            "executable_sha256": rec["executable"]["sha256"],
-            "executables": [r["executable"]["sha256"] for _, r in recs],
-            "commit": rec["git"]["commit"],
-            "gpu": rec["gpu"]["name"],
-            "gpus": [r["gpu"]["uuid"] for _, r in recs],
-            "promoted_by": by,
-            "promoted_at": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        }
+        entry = {"lesson": lesson.target,
+                 "tag": tags[0],
+                 "tags": tags,
+                 "record": rel[0],
+                 "records": rel,
+                 "record_digest": rec["digest"],
+                 "record_digests": [r["digest"] for _, r in recs],
+                 "sources_digest": rec["sources"]["digest"],
+                 "executable_sha256": rec["executable"]["sha256"],
+                 "executables": [r["executable"]["sha256"] for _, r in recs],
+                 "commit": rec["git"]["commit"],
+                 "gpu": rec["gpu"]["name"],
+                 "gpus": [r["gpu"]["uuid"] for _, r in recs],
+                 "promoted_by": by,
+                 "promoted_at": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
         signature = signing.sign(entry, key)
         principal = signing.principal_of(signature, allowed)
         if principal is None:
-            raise EvidenceError(
-                f"{display_path(key)}: this key is not a reviewer's key in {display_path(allowed)}; "
-                "add the reviewer first (research/REVIEW-PROCESS.md, 'Reviewers and their keys')"
-            )
+            raise EvidenceError(f"{display_path(key)}: this key is not a reviewer's key in {display_path(allowed)}; "
+                                "add the reviewer first (research/REVIEW-PROCESS.md, 'Reviewers and their keys')")
         entry["principal"] = principal
         entry["signature"] = signing.sign(entry, key)
         problem = signing.verify(entry, allowed)

@@ -9,7 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import Diagnostic, EvidenceError, UsageError, display_path
-from ..record.format import SUFFIX, check_tag, load_json, load_record, record_path
+from ..record.format import SUFFIX, check_tag, load_record, record_path
+from ..record.strictjson import load_json
 from ..rule.carry import Side, side
 from ..sources.manifest import Lesson
 from . import state as ev_state

@@ -14,14 +14,13 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import os
 import re
 import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 
-from ..errors import EvidenceError, UsageError
+from ..errors import EvidenceError, UsageError, display_path
 
 NAMESPACE = "course-evidence"
 
@@ -36,10 +35,8 @@ def canonical(entry: dict) -> bytes:
 def _ssh_keygen() -> str:
     found = shutil.which("ssh-keygen")
     if not found:
-        raise EvidenceError(
-            "ssh-keygen not found: checking reviewers' signatures needs OpenSSH 8.2 or newer "
-            "(Debian: apt-get install openssh-client)"
-        )
+        raise EvidenceError("ssh-keygen not found: checking reviewers' signatures needs OpenSSH 8.2 or newer "
+                            "(Debian: apt-get install openssh-client)")
     return found
 
 
@@ -52,10 +49,8 @@ def sign(entry: dict, key: Path) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "promotion.json"
         data.write_bytes(canonical(entry))
-        proc = subprocess.run(
-            [_ssh_keygen(), "-Y", "sign", "-q", "-f", str(key), "-n", NAMESPACE, str(data)],
-            capture_output=True, text=True, stdin=subprocess.DEVNULL,
-        )
+        proc = subprocess.run([_ssh_keygen(), "-Y", "sign", "-q", "-f", str(key), "-n", NAMESPACE, str(data)],
+                              capture_output=True, text=True, stdin=subprocess.DEVNULL)
         sig = Path(str(data) + ".sig")
         if proc.returncode != 0 or not sig.exists():
             raise UsageError(f"{key}: error: ssh-keygen -Y sign failed: {proc.stderr.strip() or proc.returncode}")
@@ -69,10 +64,8 @@ def principal_of(signature: str, allowed: Path) -> str | None:
     with tempfile.TemporaryDirectory() as tmp:
         sig = Path(tmp) / "sig"
         sig.write_text(signature)
-        proc = subprocess.run(
-            [_ssh_keygen(), "-Y", "find-principals", "-s", str(sig), "-f", str(allowed)],
-            capture_output=True, text=True,
-        )
+        proc = subprocess.run([_ssh_keygen(), "-Y", "find-principals", "-s", str(sig), "-f", str(allowed)],
+                              capture_output=True, text=True)
     if proc.returncode != 0:
         return None
     return proc.stdout.strip().splitlines()[0] if proc.stdout.strip() else None
@@ -132,18 +125,22 @@ def _key_problem(keytype: str, blob: str) -> str | None:
     return None
 
 
-def parse_allowed(path: Path) -> list[dict]:
-    """Every reviewer line of allowed_signers, checked strictly: one plain
-    principal, only the course's namespace and validity options, a known
-    key type with a well-formed key, each key once, and one line per
-    principal. EvidenceError (exit 4) names the line otherwise."""
-    from ..errors import display_path
+def parse_allowed(path: Path) -> None:
+    """allowed_signers, checked strictly (check_allowed)."""
     shown = display_path(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise EvidenceError(f"{shown}: error: is not UTF-8 text; expected OpenSSH allowed_signers lines")
-    entries, keys, seen = [], {}, {}
+    check_allowed(text, shown)
+
+
+def check_allowed(text: str, shown: str) -> None:
+    """Every reviewer line of allowed_signers (`text`, the file `shown`):
+    one plain principal, only the course's namespace and validity options,
+    a known key type with a well-formed key, each key once, and one line
+    per principal. EvidenceError (exit 4) names the line otherwise."""
+    keys, seen = {}, {}
     # Lines split on '\n' only, and nothing but printable characters in
     # them: OpenSSH and this parser must agree on where a line starts and
     # whether it is a comment, or a line this parser skips could be a key
@@ -181,9 +178,6 @@ def parse_allowed(path: Path) -> list[dict]:
             raise bad(f"{principal} already has a key on line {seen[principal]}; a new key takes a new "
                       "principal (research/REVIEW-PROCESS.md)")
         seen[principal] = i
-        retired = any(o.startswith("valid-before=") for o in opts)
-        entries.append({"principal": principal, "line": i, "retired": retired})
-    return entries
 
 
 def check_name(name: str) -> str:
@@ -209,5 +203,3 @@ def public_key_line(principal: str, pub: Path) -> str:
         raise UsageError(f"{pub}: error: not an OpenSSH public key; expected a .pub file")
     return f'{principal} namespaces="{NAMESPACE}" {parts[0]} {parts[1]}'
 
-
-del os

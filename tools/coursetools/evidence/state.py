@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
 from pathlib import Path
 
 from ..errors import Diagnostic, EvidenceError, display_path
@@ -28,7 +27,6 @@ from ..sources.manifest import Lesson
 SCHEMA = "course-evidence-state/1"
 FILE = "evidence-state.json"
 REFRESH = "tools/course evidence state (the build writes it: cmake --build --preset course)"
-
 
 # Verified records already decoded in this process, by their bytes' sha256:
 # a long-lived reader (serve's hook in MkDocs' process) reads each promoted
@@ -140,10 +138,8 @@ def _rel(path: Path) -> str:
 
 
 def fingerprint(lessons: list[Lesson], build: Path) -> dict:
-    return {
-        "files": {_rel(p): sha256_of(p) for p in covered_files(build)},
-        "sources": {l.target: sources_digest(l, build)["digest"] for l in lessons},
-    }
+    return {"files": {_rel(p): sha256_of(p) for p in covered_files(build)},
+            "sources": {l.target: sources_digest(l, build)["digest"] for l in lessons}}
 
 
 def to_json(states: list[LessonState], lessons: list[Lesson], build: Path, covers: dict | None = None) -> str:
@@ -214,9 +210,3 @@ def write(states: list[LessonState], lessons: list[Lesson], path: Path | None = 
                                        f"were verified; write it again: {REFRESH}"))
     write_atomic(path, to_json(states, lessons, manifest.build_dir(), now))
     return path
-
-
-def environment_path() -> Path | None:
-    """A state file named by COURSE_EVIDENCE_STATE (tests and serve)."""
-    p = os.environ.get("COURSE_EVIDENCE_STATE")
-    return Path(p) if p else None

@@ -8,7 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import Diagnostic, EvidenceError, display_path
-from ..record.format import SUFFIX, evidence_dir, load_json
+from ..record.format import SUFFIX, evidence_dir
+from ..record.strictjson import load_json
 
 PROMOTIONS_SCHEMA = "course-promotions/2"
 

@@ -43,16 +43,14 @@ def once(root: Path, paths: list[str], cached: bool) -> dict[str, float]:
     t0 = time.perf_counter()
     by_lesson = {}
     for p in paths:
-        found, diags = snippets.extract([p], root, Path(p).parent.name)
+        found, diags = snippets.extract([p], root)
         assert not diags
         by_lesson[Path(p).parent.name] = found
     t["extract"] = time.perf_counter() - t0
     out = root / "build" / "snippets"
     t0 = time.perf_counter()
-    trees = {
-        lesson: {f"{s.name}.md": snippets.artifact_text(s, out / lesson, root) for s in snips}
-        for lesson, snips in by_lesson.items()
-    }
+    trees = {lesson: {f"{s.name}.md": snippets.artifact_text(s, out / lesson, root) for s in snips}
+             for lesson, snips in by_lesson.items()}
     t["artifacts"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     ensure_owned_folder(out, root)
@@ -95,10 +93,8 @@ def run(lessons: int, per_lesson: int, repeats: int = 5) -> int:
         compute = med["extract"] + med["artifacts"] + med["render"]
         io = med["write"] + med["write pages"]
         parts = ", ".join(f"{k} {v * 1000:.0f}" for k, v in med.items())
-        print(
-            f"{lessons} lessons x {per_lesson} snippets ({label}), median of {repeats}, ms: {parts}; "
-            f"extraction and rendering {compute * 1000:.0f} ms, file writes {io * 1000:.0f} ms"
-        )
+        print(f"{lessons} lessons x {per_lesson} snippets ({label}), median of {repeats}, ms: {parts}; "
+              f"extraction and rendering {compute * 1000:.0f} ms, file writes {io * 1000:.0f} ms")
     print(f"for scale: creating {lessons * per_lesson} small files with plain open/write here takes "
           f"{_file_creation_floor(lessons * per_lesson) * 1000:.0f} ms")
     return 0

@@ -27,14 +27,17 @@ class PageCauses:
     """The page API: counters, timelines, the review and SASS."""
 
     # -- causes ---------------------------------------------------------
+    def _declared(self, metric: str) -> None:
+        names = [m["name"] for m in self._lesson.info.metrics]
+        if metric not in names:
+            raise TemplateProblem(f"metric '{metric}' is not declared in lesson.toml; declared: {', '.join(names)}")
+
     def counter(self, row: str, metric: str, fmt: str = ",.0f", kernel: int = 0, occurrence: int = 0) -> str:
         """A profiler counter of the `kernel`-th kernel of a profiled row
         (the `occurrence`-th row of that name, in profiling order)."""
         if not self.verified:
             return UNMEASURED
-        names = [m["name"] for m in self._lesson.info.metrics]
-        if metric not in names:
-            raise TemplateProblem(f"metric '{metric}' is not declared in lesson.toml; declared: {', '.join(names)}")
+        self._declared(metric)
         seen = 0
         for run in self._profile.get("runs", []):
             for r in run.get("rows", []):
@@ -119,8 +122,7 @@ class PageCauses:
                 return (code_span(label) + shown(f": this build holds no sm_{arch} machine code, the architecture "
                                                  "the page's runs used; build with the course's default "
                                                  "architectures to see it.") + "\n")
-        show = next((list(e["show"]) for e in self._lesson.info.sass if e["kernel"] == kernel and e.get("show")),
-                    None)
+        show = next((list(e["show"]) for e in self._lesson.info.sass if e["kernel"] == kernel and e.get("show")), None)
         # An instance as the source spells it needs the lesson's enumerators.
         named = {"enums": constants.enum_values(self._lesson)} if "<" in kernel else {}
         lines = sass.excerpt(Path(self._lesson.binary), kernel, max_lines, show, **named, arch=arch)

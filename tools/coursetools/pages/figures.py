@@ -15,7 +15,6 @@ from .rows import UNITS
 
 FIGURES = "figures"
 
-
 FIGURE_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 
 
@@ -148,9 +147,7 @@ class PageFigures:
         `row`: the `kernel`-th kernel's value of a counter lesson.toml
         declares (one profiled launch: no whisker)."""
         self._chart_words(title, unit, note)
-        names = [m["name"] for m in self._lesson.info.metrics]
-        if metric not in names:
-            raise TemplateProblem(f"metric '{metric}' is not declared in lesson.toml; declared: {', '.join(names)}")
+        self._declared(metric)
 
         def draw(p):
             bars = []

@@ -56,24 +56,18 @@ TIMELINE_TIMES = ("blocks", "first_start_us", "last_start_us", "first_end_us", "
 TIMELINE_LISTS = ("resident", "waiting", "block_start_us", "block_end_us", "block_wait_us", "block_sm")
 # A listed setting the program reads off its GPU when it runs.
 KNOWN_WHEN_RUN = "known when run"
-# The whole-number fields that say which row a row is (its size, its bins,
-# its chain length, its cluster size), as against those a run measures or
-# derives from the GPU (a grid's atomics count): a listing's values of
-# these are the record's.
-SELECTING_NUMBERS = ("elements", "bins", "k", "cluster", "calls")
 
 
 class ListFailed(Exception):
     """The program could not list its plan: why, as one line."""
 
 
-def _run(lesson: Lesson, binary: Path, extra: list[str], folder: Path, name: str) -> dict:
+def _run(binary: Path, extra: list[str], folder: Path, name: str) -> dict:
     out = folder / f"{name}.json"
     cmd = [str(binary), "--list", *extra, "--json", str(out)]
     shown = f"{display_path(binary)} --list {' '.join(extra)}".rstrip()
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=LIST_SECONDS,
-                              stdin=subprocess.DEVNULL)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=LIST_SECONDS, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         raise ListFailed(f"{shown} ran past {LIST_SECONDS} s") from None
     except OSError as e:
@@ -132,39 +126,37 @@ def listing(lesson: Lesson) -> dict:
     build.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="list-", dir=build) as tmp:
         folder = Path(tmp)
-        timed = _run(lesson, binary, [], folder, "timed")
+        timed = _run(binary, [], folder, "timed")
         # Each profiling run of lesson.toml's [profile], as `evidence
         # record` makes it (its own arguments), and the timeline build.
-        profiled = [_run(lesson, binary, [str(a) for a in run.get("args", [])], folder, f"profile-{i}")
+        profiled = [_run(binary, [str(a) for a in run.get("args", [])], folder, f"profile-{i}")
                     for i, run in enumerate(lesson.info.profile_runs)] if lesson.info.metrics else []
         timeline = None
         tl_binary = binary.parent / lesson.timeline_target if lesson.timeline_target else None
         # One older than the program is an earlier build's (the course's
         # build leaves the timeline program out): not listed, as if absent.
         if tl_binary is not None and tl_binary.is_file() and tl_binary.stat().st_mtime >= binary.stat().st_mtime:
-            timeline = _run(lesson, tl_binary, list(lesson.info.timeline_args), folder, "timeline")
+            timeline = _run(tl_binary, list(lesson.info.timeline_args), folder, "timeline")
     results = {k: timed.get(k) for k in ("lesson", "gpu", "checks", "decisions")}
     results["settings"] = {k: 0.0 if v == KNOWN_WHEN_RUN else v for k, v in (timed.get("settings") or {}).items()}
     results["rows"] = _placeholders(timed.get("rows") or [])
     profile_runs = [{"rows": [{"row": r.get("profiled"), "listed": True, "kernels": []}
                               for r in run.get("rows") or [] if isinstance(r, dict) and r.get("group") == "profile"]}
                     for run in profiled]
-    return {
-        "listed": True,
-        "tag": "listed",
-        "command": [display_path(binary), "--list"],
-        "stdout": timed["_stdout"],
-        "recorded_at": "listed, not run",
-        "git": {"commit": "listed"},
-        "toolchain": {"nvcc": "(listed)"},
-        "gpu": {"name": "a listed GPU", "uuid": "GPU-listed", "compute_capability": "9.0",
-                "sm_count": 132, "driver": "(none)", "cuda_runtime": "(none)"},
-        "results": results,
-        "profile": {"listed": True, "runs": profile_runs} if profiled else {},
-        "timeline": {"results": {"rows": _placeholders((timeline or {}).get("rows") or [])}} if timeline else {},
-        "review": {"listed": True, "steps": []},
-        "nvbench": {"listed": True} if lesson.nvbench_target or lesson.info.nvbench else {},
-    }
+    return {"listed": True,
+            "tag": "listed",
+            "command": [display_path(binary), "--list"],
+            "stdout": timed["_stdout"],
+            "recorded_at": "listed, not run",
+            "git": {"commit": "listed"},
+            "toolchain": {"nvcc": "(listed)"},
+            "gpu": {"name": "a listed GPU", "uuid": "GPU-listed", "compute_capability": "9.0",
+                    "sm_count": 132, "driver": "(none)", "cuda_runtime": "(none)"},
+            "results": results,
+            "profile": {"listed": True, "runs": profile_runs} if profiled else {},
+            "timeline": {"results": {"rows": _placeholders((timeline or {}).get("rows") or [])}} if timeline else {},
+            "review": {"listed": True, "steps": []},
+            "nvbench": {"listed": True} if lesson.nvbench_target or lesson.info.nvbench else {}}
 
 
 def state_of(lesson: Lesson, record: dict) -> LessonState:
@@ -262,9 +254,7 @@ class ListedPage(Page):
                      kernel: int = 0, prefix: str = "") -> str:
         """Listed rows are profiled by name only: each bar's row must be
         one, and nothing is drawn."""
-        names = [m["name"] for m in self._lesson.info.metrics]
-        if metric not in names:
-            raise TemplateProblem(f"metric '{metric}' is not declared in lesson.toml; declared: {', '.join(names)}")
+        self._declared(metric)
         profiled = {r.get("row") for run in self._profile.get("runs", []) for r in run.get("rows", [])}
         missing = [f"{prefix}{r}" for r in rows if f"{prefix}{r}" not in profiled]
         if missing:

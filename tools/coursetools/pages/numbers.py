@@ -45,8 +45,7 @@ WORD_RE = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z]+(?:-[A-Za-z]+)*(?![A-Za-z0-9_])
 
 _UNITS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
           "sixteen seventeen eighteen nineteen").split()
-_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
-         "ninety": 90}
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
 # Each number word and the values it may stand for ("half" is a half, or
 # a factor of two; "a third" a third, or the ordinal three). Ordinals from
 # third on: "first" and "second" are mostly not numbers ("per second").
@@ -97,11 +96,9 @@ def unescaped(text: str) -> str:
 # states as a constant, so the check names it.
 NUMERAL = " 999999999 "  # spaced: "x⁷" is no name
 
-
 # Letters that read as digits beside digits: Cyrillic and Greek look-alikes
 # of 3 and 0, and the Latin O, o, l and I inside a run of digits ("4,1OO").
-_LOOKALIKE = str.maketrans({"\u0417": "3", "\u0437": "3", "\u041e": "0", "\u043e": "0", "\u039f": "0",
-                            "\u03bf": "0"})
+_LOOKALIKE = str.maketrans({"\u0417": "3", "\u0437": "3", "\u041e": "0", "\u043e": "0", "\u039f": "0", "\u03bf": "0"})
 _LATIN_IN_DIGITS = re.compile(r"(?<=[0-9,.])[OoIl]+|[OoIl]+(?=[0-9])(?<![A-Za-z][OoIl])")
 
 

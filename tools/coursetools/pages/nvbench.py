@@ -56,15 +56,19 @@ class PageNvbench:
             raise TemplateProblem(f"no nvbench benchmark '{benchmark}'; the record's are: {', '.join(map(str, names))}")
         return []
 
+    def _course_row(self, values: dict, where: dict) -> dict:
+        """The fields of the course's row an nvbench state is: lesson.toml's
+        [nvbench] rows, the state's axis values through its axes, `where`."""
+        spec = self._lesson.info.nvbench or {}
+        axes = dict(spec.get("axes") or {})
+        return {**dict(spec.get("rows") or {}), **{axes[k]: v for k, v in values.items() if k in axes}, **where}
+
     def _listed_nvbench(self, over: list | None, where: dict, timings: tuple) -> None:
         """Before a record: each course row the states would sit beside
-        (lesson.toml's [nvbench] rows, `where`, and each `over`'s axes)
-        must be one the program lists; nvbench's own states are not
-        known until it runs."""
-        spec = self._lesson.info.nvbench or {}
-        axes, fixed = dict(spec.get("axes") or {}), dict(spec.get("rows") or {})
+        must be one the program lists; nvbench's own states are not known
+        until it runs."""
         for o in over or [{}]:
-            fields = {**fixed, **{axes[k]: v for k, v in o.items() if k in axes}, **where}
+            fields = self._course_row(o, where)
             if not any(self._select({**fields, "timing": t}) for t in timings):
                 raise TemplateProblem(f"no row the program lists is {fields} in {' or '.join(timings)} "
                                       "timing, for nvbench's states to sit beside")
@@ -82,8 +86,7 @@ class PageNvbench:
         if self._nvbench.get("listed"):
             self._listed_nvbench(over, where, ("cold", "batch"))
             return mark("| nvbench (listed: not run) |\n| --- |\n")
-        spec = self._lesson.info.nvbench or {}
-        axes, fixed = dict(spec.get("axes") or {}), dict(spec.get("rows") or {})
+        axes = dict((self._lesson.info.nvbench or {}).get("axes") or {})
         states = self._nvbench_states(benchmark)
         if not states:
             return f"{UNMEASURED}\n"
@@ -94,7 +97,7 @@ class PageNvbench:
             values = _axis_values(state)
             if over is not None and not any(all(values.get(k) == v for k, v in o.items()) for o in over):
                 continue
-            fields = {**fixed, **{axes[k]: v for k, v in values.items() if k in axes}, **where}
+            fields = self._course_row(values, where)
             label = ", ".join(f"{axes.get(k, k)} {v:,}" if isinstance(v, int) else f"{v}"
                               for k, v in values.items() if k in axes)
             cells = [mark(code_span(label))]  # the record's axis values: marked, as every number it holds
@@ -132,13 +135,10 @@ class PageNvbench:
         if self._nvbench.get("listed"):
             self._listed_nvbench([over], where, (timing,))
             return mark("1.00")
-        spec = self._lesson.info.nvbench or {}
-        axes, fixed = dict(spec.get("axes") or {}), dict(spec.get("rows") or {})
         for state in self._nvbench_states(benchmark):
             values = _axis_values(state)
             if all(values.get(k) == v for k, v in over.items()):
-                row = self._one({**fixed, **{axes[k]: v for k, v in values.items() if k in axes}, **where,
-                                 "timing": timing})
+                row = self._one({**self._course_row(values, where), "timing": timing})
                 theirs = _summary(state, COLD if timing == "cold" else BATCH)
                 if row is None or theirs is None:
                     return UNMEASURED

@@ -68,21 +68,18 @@ def value_format(values: list[float]) -> str:
 
 
 def _head(width: int, height: int, title: str, note: str) -> list[str]:
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12" role="img">',
-        GENERATED,
-        f"<title>{escape(title)}</title>",
-        f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
-        f'<text x="8" y="20" font-size="14" font-weight="bold">{escape(title)}</text>',
-    ]
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12" role="img">',
+           GENERATED,
+           f"<title>{escape(title)}</title>",
+           f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
+           f'<text x="8" y="20" font-size="14" font-weight="bold">{escape(title)}</text>']
     if note:
         out.append(f'<text x="8" y="36" fill="#555">{escape(note)}</text>')
     return out
 
 
-def bar_chart(title: str, unit: str, bars: list[tuple[str, float, float, float]], note: str = "",
-              fmt: str = "") -> str:
+def bar_chart(title: str, unit: str, bars: list[tuple[str, float, float, float]], note: str = "", fmt: str = "") -> str:
     """bars: (label, value, low, high). Values share a scale that starts at
     zero, so lengths compare honestly; `fmt` prints each value as the page
     prints it (value_format() when not given)."""

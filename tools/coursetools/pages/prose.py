@@ -300,8 +300,7 @@ def reader_view(page: str) -> str:
     return html_lib.unescape(text)
 
 
-def reader_view_problems(page: str, allowed: set[float], days: set[int], shown: str,
-                         template: str) -> list[Diagnostic]:
+def reader_view_problems(page: str, allowed: set[float], days: set[int], shown: str, template: str) -> list[Diagnostic]:
     """Claims, numbers and number words in the prose the site shows (a
     link's address, a bare address or a definition the check's own
     reading took for syntax is text here if the site shows it as text)."""
@@ -432,8 +431,7 @@ def snippet_comment_problems(lesson: Lesson, allowed: set[float]) -> list[Diagno
     snippet's, and a snippet is there to be shown."""
     from ..sources import snippets
 
-    found, _ = snippets.extract([str(manifest.ROOT / s) for s in (*lesson.sources, *manifest.header_files(manifest.ROOT))],
-                                manifest.ROOT, lesson.target)
+    found, _ = snippets.extract(lesson.snippet_files, manifest.ROOT)
     out = []
     for sn in found:
         for first, text in _comments(sn.text):

@@ -18,13 +18,10 @@ from .marks import TemplateProblem, UnknownSnippet, mark, mark_block, shown
 
 UNMEASURED = "*(unmeasured)*"
 
-
-UNVERIFIED_NOTICE = (
-    "> **UNVERIFIED.** No output is shown for this program: no run on real "
-    "hardware that matches today's code has been recorded and promoted "
-    "({reason}). Until one is, nothing on this page is this program's output. "
-    "See [the review process]({review}).\n"
-)
+UNVERIFIED_NOTICE = ("> **UNVERIFIED.** No output is shown for this program: no run on real "
+                     "hardware that matches today's code has been recorded and promoted "
+                     "({reason}). Until one is, nothing on this page is this program's output. "
+                     "See [the review process]({review}).\n")
 
 
 # Time fields are stored in milliseconds and shown in microseconds: one
@@ -68,7 +65,7 @@ def provenance_text(records: list[dict] | dict, entry: dict) -> str:
     of the promoted set, one a GPU, the first the one the page's numbers
     and charts come from, all of them behind its words. The site shows it
     as "Verified on real hardware" only where it is this exact line for a
-    lesson whose evidence is valid (site/build.py)."""
+    lesson whose evidence is valid (site/transforms.py)."""
     recs = [records] if isinstance(records, dict) else list(records)
     first, rest = recs[0], recs[1:]
     e = entry
@@ -169,7 +166,6 @@ class PageRows:
         self._nvbench = (rec or {}).get("nvbench") or {}
         self._record = rec
         self._known_fields = main.known_fields
-        self._selected = main.selected
         self._verdicts: dict[tuple, cmp.Verdict] = {}
         self._prepared_rows: dict[int, cmp.Prepared] = {}
         # A timed row's samples by content, for the verdicts' memo: its
@@ -256,8 +252,7 @@ class PageRows:
         one is the template's mistake, named with the rows it matched."""
         rows = self._select(where) if rows is None else rows
         if len(rows) > 1:
-            keys = "; ".join(", ".join(f"{k}={r[k]!r}" for k in ROW_KEY_FIELDS + ("set",) if k in r)
-                             for r in rows[:4])
+            keys = "; ".join(", ".join(f"{k}={r[k]!r}" for k in ROW_KEY_FIELDS + ("set",) if k in r) for r in rows[:4])
             raise TemplateProblem(f"{where} selects {len(rows)} rows ({keys}{'; ...' if len(rows) > 4 else ''}); "
                                   "name the fields that tell them apart")
         return rows[0] if rows else None

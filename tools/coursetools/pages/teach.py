@@ -120,8 +120,7 @@ class PageTeach:
             short = range_text([v.ratio for _, v in vs]) if first.word in (cmp.FASTER, cmp.SLOWER) else first.word
         else:
             short = ", ".join(f"{w} on {g}" for (g, _), w in zip(vs, words))
-        anchor = self._entry(f"{_name(a)} against {_name(b)}: "
-                             + "; ".join(f"{phrase(v)} on {g}" for g, v in vs))
+        anchor = self._entry(f"{_name(a)} against {_name(b)}: " + "; ".join(f"{phrase(v)} on {g}" for g, v in vs))
         return mark(f"[{short}](#{anchor})")
 
     def x(self, a: dict, b: dict, field: str = "median_ms") -> str:
@@ -263,7 +262,7 @@ class PageTeach:
         for section in self._teach()["sections"].values():
             if section["entries"]:
                 # A line of prose first: on a phone the site shows it and
-                # folds the list behind it (site/build.py).
+                # folds the list behind it (site/transforms.py).
                 out.append(f"### Evidence: {section['title']}\n\nEach GPU's numbers behind the words above.\n")
                 out += [f"- {e}" for e in section["entries"]]
                 out.append("")

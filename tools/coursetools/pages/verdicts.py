@@ -6,6 +6,7 @@ was measured for rows timed together."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from ..rule import resolution
@@ -29,12 +30,8 @@ def save_memo() -> None:
     _MEMO.save()
 
 
-def _summary_to(s: cmp.Summary) -> list:
-    return [s.n, s.min, s.q1, s.median, s.q3, s.max]
-
-
 def _verdict_to(v: cmp.Verdict) -> list:
-    return [v.word, v.ratio, v.low, v.high, _summary_to(v.a), _summary_to(v.b)]
+    return [v.word, v.ratio, v.low, v.high, list(dataclasses.astuple(v.a)), list(dataclasses.astuple(v.b))]
 
 
 def _verdict_from(x) -> cmp.Verdict | None:
@@ -49,6 +46,7 @@ def _verdict_from(x) -> cmp.Verdict | None:
         return cmp.Verdict(word, ratio, low, high, cmp.Summary(*a), cmp.Summary(*b))
     except (TypeError, ValueError):
         return None
+
 
 TWIN = rule_rows.TWIN
 
@@ -269,8 +267,7 @@ class PageVerdicts:
                                       "compares only rows timed together; compare their medians with page.ratio "
                                       "instead")
             v = self._rule(ra[0]["samples_ms"], rb[0]["samples_ms"])
-            out.append((run.gpu, v.at_margin(resolution.margin_for(run.margins, ra[0].get("timing"),
-                                                                   v.a.median))))
+            out.append((run.gpu, v.at_margin(resolution.margin_for(run.margins, ra[0].get("timing"), v.a.median))))
         return out
 
     def _word(self, a: dict, b: dict) -> str:
@@ -341,14 +338,6 @@ class PageVerdicts:
                             words.append(self._rule(row["samples_ms"], base[0]["samples_ms"]).word)
         return self._tally(words)
 
-    def twin_count(self, word: str, **where) -> str:
-        """How many twin pairs (see twins()) the rule calls `word`."""
-        if word not in cmp.WORDS:
-            raise TemplateProblem(f"'{word}' is not one of the rule's words: {', '.join(cmp.WORDS)}")
-        if not self.verified:
-            return UNMEASURED
-        return self.twins(**where).get(word, mark(0))
-
     def where_verdict(self, a: dict, b: dict, over: str, values: list, word: str, fmt: str = ",",
                       gpu: int | None = None) -> str:
         """The values x of `over` at which the rule calls (a + {over: x})
@@ -396,8 +385,7 @@ class PageVerdicts:
                     cells.append("")
                     continue
                 v = vs[0][1]
-                others = "".join(f"; {gpu}: " + (f"**{w.word}**" if w.word != v.word else w.word)
-                                 for gpu, w in vs[1:])
+                others = "".join(f"; {gpu}: " + (f"**{w.word}**" if w.word != v.word else w.word) for gpu, w in vs[1:])
                 cells.append(mark(f"{v.a.median * 1000:,.2f} / {v.b.median * 1000:,.2f}; {phrase(v)}; "
                                   f"{v.a.n:,} samples{others}"))
             lines.append("| " + " | ".join(cells) + " |")

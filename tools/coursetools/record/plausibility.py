@@ -12,7 +12,6 @@ from ..hardware import peak_dram_gbps
 # and L1: 128 bytes, 32 banks of 4); no row, from any memory, beats it.
 ON_CHIP_BYTES_PER_CLOCK_PER_SM = 128
 
-
 # When a record holds no sampled SM clock: above any GPU's boost clock.
 FALLBACK_SM_MHZ = 3000.0
 

@@ -40,11 +40,9 @@ def ncu_version(ncu: str) -> str:
 
 
 def command(ncu: str, metrics: list[str], binary: str, args: list[str], json_path: str) -> list[str]:
-    return [
-        ncu, "--clock-control", "none", "--profile-from-start", "off",
-        "--metrics", ",".join(metrics), "--csv", "--page", "raw",
-        binary, *args, "--json", json_path,
-    ]
+    return [ncu, "--clock-control", "none", "--profile-from-start", "off",
+            "--metrics", ",".join(metrics), "--csv", "--page", "raw",
+            binary, *args, "--json", json_path]
 
 
 def _number(text: str):
@@ -71,13 +69,11 @@ def parse_csv(text: str, metrics: list[str]) -> list[dict]:
     for r in rows[2:]:  # rows[1] holds the units
         if len(r) != len(header):
             continue
-        k = {
-            "id": _number(r[col["ID"]]),
-            "name": r[col["Kernel Name"]],
-            "grid": r[col["Grid Size"]],
-            "block": r[col["Block Size"]],
-            "metrics": {m: _number(r[col[m]]) for m in metrics if m in col},
-        }
+        k = {"id": _number(r[col["ID"]]),
+             "name": r[col["Kernel Name"]],
+             "grid": r[col["Grid Size"]],
+             "block": r[col["Block Size"]],
+             "metrics": {m: _number(r[col[m]]) for m in metrics if m in col}}
         kernels.append(k)
     kernels.sort(key=lambda k: k["id"] if isinstance(k["id"], int) else 0)
     return kernels

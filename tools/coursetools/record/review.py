@@ -161,14 +161,12 @@ def run(build: Path, logs: Path, say=print, only: list[str] | None = None) -> di
 def _summary(lessons, steps, build: Path) -> dict:
     gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader", "-i", "0"],
                          capture_output=True, text=True) if shutil.which("nvidia-smi") else None
-    return {
-        "schema": SCHEMA,
-        "ran_at": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "gpu": gpu.stdout.strip() if gpu is not None and gpu.returncode == 0 else None,
-        "sources": {l.target: dg.sources_digest(l.digest_files(build), manifest.ROOT)["digest"] for l in lessons},
-        "passed": all(s["passed"] is not False for s in steps) and bool(steps),
-        "steps": steps,
-    }
+    return {"schema": SCHEMA,
+            "ran_at": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "gpu": gpu.stdout.strip() if gpu is not None and gpu.returncode == 0 else None,
+            "sources": {l.target: dg.sources_digest(l.digest_files(build), manifest.ROOT)["digest"] for l in lessons},
+            "passed": all(s["passed"] is not False for s in steps) and bool(steps),
+            "steps": steps}
 
 
 def main(build: Path, output: Path, say=print, only: list[str] | None = None) -> dict:

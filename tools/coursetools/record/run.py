@@ -24,8 +24,8 @@ from . import machine
 from .machine import ClockSampler, git_state
 from .plausibility import impossible_rows, peak_dram_gbps
 from .proof import gpu_proof_problems
-from .format import (COMMIT_RE, SCHEMA, StrictJSONError, load_json, record_digest, record_path, sha256_file,
-                     sources_digest, strict_json, write_new_record)
+from .format import COMMIT_RE, SCHEMA, record_digest, record_path, sha256_file, sources_digest, write_new_record
+from .strictjson import StrictJSONError, load_json, strict_json
 
 
 def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
@@ -57,8 +57,20 @@ def copy_executable(src: Path, dst: Path) -> None:
     os.chmod(dst, 0o700)
 
 
-def _run_copy(binary: Path, args: list[str], tmp: Path, wrapper: list[str] | None = None,
-              timeout: int = 3600) -> dict:
+def _execute(cmd: list[str], timeout: int) -> tuple[int, str, str, float]:
+    """Runs `cmd` from the repository's root: its exit code (-9: killed
+    past `timeout` seconds), its output and error as text, and seconds."""
+    started = time.monotonic()
+    try:
+        proc = _run(cmd, cwd=manifest.ROOT, timeout=timeout)
+        code, out, err = proc.returncode, proc.stdout, proc.stderr
+    except subprocess.TimeoutExpired as e:
+        code, out, err = -9, e.stdout or b"", (e.stderr or b"") + f"\n(killed after {timeout} s)".encode()
+    text = lambda b: b.decode("utf-8", errors="backslashreplace")  # noqa: E731
+    return code, text(out), text(err), round(time.monotonic() - started, 3)
+
+
+def _run_copy(binary: Path, args: list[str], tmp: Path) -> dict:
     """Copies `binary` to `tmp`, hashes the copy, runs it with `args` and
     --json, and returns what happened. The copy is what runs, so the hash
     is exactly the executable that produced the output. The copy is made
@@ -72,13 +84,7 @@ def _run_copy(binary: Path, args: list[str], tmp: Path, wrapper: list[str] | Non
     json_path = tmp / f"{binary.name}.results.json"
     with contextlib.suppress(FileNotFoundError):
         json_path.unlink()
-    cmd = [*(wrapper or []), str(exe), *args, "--json", str(json_path)]
-    started = time.monotonic()
-    try:
-        proc = subprocess.run(cmd, capture_output=True, cwd=manifest.ROOT, timeout=timeout)
-        code, out, err = proc.returncode, proc.stdout, proc.stderr
-    except subprocess.TimeoutExpired as e:
-        code, out, err = -9, e.stdout or b"", (e.stderr or b"") + b"\n(killed after the time limit)"
+    code, out, err, seconds = _execute([str(exe), *args, "--json", str(json_path)], 3600)
     results, problem = None, None
     if json_path.exists():
         try:
@@ -89,15 +95,8 @@ def _run_copy(binary: Path, args: list[str], tmp: Path, wrapper: list[str] | Non
             results, problem = None, f"the lesson's --json output is not strict JSON: {e}"
     else:
         problem = "the lesson wrote no --json output"
-    return {
-        "sha256": sha,
-        "exit_code": code,
-        "duration_s": round(time.monotonic() - started, 3),
-        "stdout": out.decode("utf-8", errors="backslashreplace"),
-        "stderr": err.decode("utf-8", errors="backslashreplace"),
-        "results": results,
-        "results_error": problem,
-    }
+    return {"sha256": sha, "exit_code": code, "duration_s": seconds, "stdout": out, "stderr": err,
+            "results": results, "results_error": problem}
 
 
 def _profile(lesson: Lesson, binary: Path, tmp: Path) -> dict:
@@ -124,12 +123,10 @@ def _profile(lesson: Lesson, binary: Path, tmp: Path) -> dict:
                 names = [r.get("profiled") for r in res.get("rows", []) if r.get("group") == "profile"]
         kernels = prof.parse_csv(text, metrics)
         shown = ["ncu", *cmd[1:cmd.index(str(exe))], lesson.run_command, *args, "--json", "FILE"]
-        out["runs"].append({
-            "command": shown,
-            "exit_code": proc.returncode,
-            "rows": prof.assign_rows(kernels, names),
-            "stderr_tail": proc.stderr.decode("utf-8", errors="backslashreplace")[-2000:],
-        })
+        out["runs"].append({"command": shown,
+                            "exit_code": proc.returncode,
+                            "rows": prof.assign_rows(kernels, names),
+                            "stderr_tail": proc.stderr.decode("utf-8", errors="backslashreplace")[-2000:]})
     return out
 
 
@@ -152,11 +149,7 @@ def _nvbench(lesson: Lesson, build: Path, wanted: bool) -> dict | None:
         exe = Path(t) / binary.name
         copy_executable(binary, exe)
         out = Path(t) / "nvbench.json"
-        started = time.monotonic()
-        try:
-            proc = _run([str(exe), *args, "--json", str(out)], cwd=manifest.ROOT, timeout=1800)
-        except subprocess.TimeoutExpired as e:
-            proc = subprocess.CompletedProcess(e.cmd, -9, e.stdout or b"", (e.stderr or b"") + b"\n(killed at 1800 s)")
+        code, stdout, stderr, seconds = _execute([str(exe), *args, "--json", str(out)], 1800)
         results, problem = None, None
         if out.exists():
             try:
@@ -165,46 +158,59 @@ def _nvbench(lesson: Lesson, build: Path, wanted: bool) -> dict | None:
                 problem = f"nvbench's --json output is not JSON: {e}"
         else:
             problem = "nvbench wrote no --json output"
-        return {
-            "target": lesson.nvbench_target,
-            "sha256": sha256_file(exe),
-            "command": [f"build/bin/{lesson.nvbench_target}", *args, "--json", "FILE"],
-            "exit_code": proc.returncode,
-            "duration_s": round(time.monotonic() - started, 3),
-            "stdout_tail": proc.stdout.decode("utf-8", errors="backslashreplace")[-4000:],
-            "stderr_tail": proc.stderr.decode("utf-8", errors="backslashreplace")[-4000:],
-            "results": results,
-            **({"results_error": problem} if problem else {}),
-        }
+        return {"target": lesson.nvbench_target,
+                "sha256": sha256_file(exe),
+                "command": [f"build/bin/{lesson.nvbench_target}", *args, "--json", "FILE"],
+                "exit_code": code,
+                "duration_s": seconds,
+                "stdout_tail": stdout[-4000:],
+                "stderr_tail": stderr[-4000:],
+                "results": results,
+                **({"results_error": problem} if problem else {})}
 
 
-def record(
-    lesson: Lesson,
-    tag: str,
-    commit: str | None = None,
-    clean: bool | None = None,
-    build: Path | None = None,
-    base: Path | None = None,
-    extra_args: list[str] | None = None,
-    profile: bool = True,
-    timeline: bool = True,
-    review: Path | None = None,
-    manifest_info: dict | None = None,
-    nvbench: bool = True,
-) -> Path:
+def record(lesson: Lesson, tag: str, commit: str | None = None, clean: bool | None = None, build: Path | None = None,
+           base: Path | None = None, extra_args: list[str] | None = None, profile: bool = True, timeline: bool = True,
+           review: Path | None = None, manifest_info: dict | None = None, nvbench: bool = True) -> Path:
+    """Checks that a record may be made, builds and runs the lesson, puts
+    the record together, and writes it only once it shows a GPU ran the
+    program and holds nothing a device cannot do."""
     out_path = record_path(lesson, tag, base)
     if out_path.exists():
-        raise UsageError(
-            f"{display_path(out_path)}: a record for {lesson.target} with tag '{tag}' already exists; "
-            "records are never overwritten; choose a new tag"
-        )
+        raise UsageError(f"{display_path(out_path)}: a record for {lesson.target} with tag '{tag}' already exists; "
+                         "records are never overwritten; choose a new tag")
+    build = Path(build or build_dir())
+    git, review_data = _checks(lesson, commit, clean, build, review)
+    built_by, digest = _build_checked(lesson, build, timeline, nvbench)
+    if review is not None and (review_data.get("sources") or {}).get(lesson.target) != digest["digest"]:
+        raise UsageError(f"{display_path(review)}: the review ran on other sources than these ({lesson.target}); "
+                         "run tools/course review again")
+    started = dt.datetime.now(dt.timezone.utc)
+    runs = _run_all(lesson, build, list(extra_args or []), profile, timeline, nvbench)
+    rec = _assemble(lesson, tag, started, runs, git, digest, built_by, manifest_info, extra_args)
+    _admit(rec, runs["main"])
+    for key, value in (("results_error", runs["main"]["results_error"]), ("timeline", runs["timeline"]),
+                       ("nvbench", runs["nvbench"]), ("review", review_data)):
+        if value is not None:
+            rec[key] = value
+    rec["digest"] = record_digest(rec)
+    if not write_new_record(out_path, rec):
+        raise UsageError(f"{display_path(out_path)}: appeared while the run was in progress; not overwritten")
+    return out_path
+
+
+def _checks(lesson: Lesson, commit: str | None, clean: bool | None, build: Path,
+            review: Path | None) -> tuple[dict, dict | None]:
+    """What must hold before anything is built: the commit and whether the
+    tree is clean (git's word where it has history), a lesson this build
+    holds, no flags nvcc would take from the environment, a readable
+    review, a build definition and a build that add nothing the sources
+    digest cannot see. The record's "git" part, and the review."""
     git_commit, git_dirty = git_state()
     if git_commit is not None:
         if commit is not None or clean is not None:
-            raise UsageError(
-                "this tree has git history, so git decides the commit and whether the tree is clean; "
-                "drop --commit, --clean and --dirty"
-            )
+            raise UsageError("this tree has git history, so git decides the commit and whether the tree is clean; "
+                             "drop --commit, --clean and --dirty")
         commit, dirty, source = git_commit, git_dirty, "git"
     else:
         if commit is None or clean is None:
@@ -223,19 +229,24 @@ def record(
     if hidden:
         raise UsageError(f"{', '.join(hidden)} set in the environment: nvcc would build with flags the record "
                          "cannot show; unset them and record again")
-    if review is not None:
-        review_data = load_json(Path(review), "the summary tools/course review wrote")
+    review_data = load_json(Path(review), "the summary tools/course review wrote") if review is not None else None
     steps = buildfile.build_file_problems(lesson)
     if steps:
         raise EvidenceError(["refused to record: the lesson's build definition adds what the course's does not:"]
                             + steps)
-    build = Path(build or build_dir())
     cache = build / "CMakeCache.txt"
     if cache.is_file() and re.search(r"^COURSE_TOOLS:BOOL=(?:ON|TRUE|1|YES)$",
                                      cache.read_text(encoding="utf-8", errors="replace"), re.M | re.I):
         raise UsageError(f"{display_path(build)} is configured with the tools on, which read CMake files the "
                          "sources digest does not cover; record from a build without them: cmake --preset gpu-only, "
                          "then --build-dir build-gpu")
+    return {"commit": commit, "dirty": bool(dirty), "source": source}, review_data
+
+
+def _build_checked(lesson: Lesson, build: Path, timeline: bool, nvbench: bool) -> tuple[str, dict]:
+    """Builds the lesson's targets; refuses a build that read what the
+    sources digest cannot see or an executable the build did not link.
+    The build's command as recorded, and the sources digest."""
     targets = [lesson.target] + ([lesson.timeline_target] if timeline and lesson.timeline_target else []) + (
         [lesson.nvbench_target] if nvbench and lesson.nvbench_target else [])
     built_by = _build(build, targets)
@@ -245,23 +256,19 @@ def record(
     relinked = flags.relink_problems(lesson, build)
     if relinked:
         raise EvidenceError(["refused to record: the executable is not the one the build produced:"] + relinked)
-    digest = sources_digest(lesson, build)
-    if review is not None and (review_data.get("sources") or {}).get(lesson.target) != digest["digest"]:
-        raise UsageError(
-            f"{display_path(review)}: the review ran on other sources than these ({lesson.target}); "
-            "run tools/course review again"
-        )
+    return built_by, sources_digest(lesson, build)
 
+
+def _run_all(lesson: Lesson, build: Path, extra_args: list[str], profile: bool, timeline: bool, nvbench: bool) -> dict:
+    """The program's run (with the clocks sampled around it), then its
+    profile, timeline and nvbench runs, each from a copy of its binary."""
     binary = build / "bin" / lesson.target
-    started = dt.datetime.now(dt.timezone.utc)
     with tempfile.TemporaryDirectory() as t:
         tmp = Path(t)
         copy_executable(binary, tmp / binary.name)  # before the sampler's thread forks anything
         with ClockSampler() as clocks:
-            run = _run_copy(binary, list(extra_args or []), tmp)
+            run = _run_copy(binary, extra_args, tmp)
         smi_gpus, _ = machine.gpus()
-        results = run["results"] or {}
-        gpu_json = results.get("gpu") if isinstance(results.get("gpu"), dict) else {}
         prof = _profile(lesson, binary, tmp) if profile else {"skipped": "--no-profile"}
         tl = None
         if timeline and lesson.timeline_target:
@@ -269,73 +276,66 @@ def record(
                 tl_binary = build / "bin" / lesson.timeline_target
                 copy_executable(tl_binary, Path(t2) / tl_binary.name)
                 tl_run = _run_copy(tl_binary, list(lesson.info.timeline_args), Path(t2))
-            tl = {
-                "target": lesson.timeline_target,
-                "command": [f"build/bin/{lesson.timeline_target}", *lesson.info.timeline_args, "--json", "FILE"],
-                **{k: tl_run[k] for k in ("sha256", "exit_code", "stdout", "stderr", "results")},
-            }
-
+            tl = {"target": lesson.timeline_target,
+                  "command": [f"build/bin/{lesson.timeline_target}", *lesson.info.timeline_args, "--json", "FILE"],
+                  **{k: tl_run[k] for k in ("sha256", "exit_code", "stdout", "stderr", "results")}}
         bench = _nvbench(lesson, build, nvbench)
+    return {"main": run, "clocks": clocks, "smi_gpus": smi_gpus, "profile": prof, "timeline": tl, "nvbench": bench}
 
+
+def _assemble(lesson: Lesson, tag: str, started: dt.datetime, runs: dict, git: dict, digest: dict,
+              built_by: str, manifest_info: dict | None, extra_args: list[str] | None) -> dict:
+    """The record of the runs: the GPU as the program and the driver report
+    it, the toolchain, the executable, the host, the sources and results."""
+    run, smi_gpus = runs["main"], runs["smi_gpus"]
+    results = run["results"] or {}
+    gpu_json = results.get("gpu") if isinstance(results.get("gpu"), dict) else {}
     uuid = gpu_json.get("uuid") if isinstance(gpu_json.get("uuid"), str) else None
     driver = next((g.get("driver") for g in smi_gpus if g.get("uuid") == uuid), None)
-    gpu = {
-        "name": gpu_json.get("name"),
-        "uuid": uuid,
-        "pci_bus_id": gpu_json.get("pci_bus_id"),
-        "compute_capability": gpu_json.get("compute_capability"),
-        "sm_count": gpu_json.get("sm_count"),
-        "l2_bytes": gpu_json.get("l2_bytes"),
-        "memory_clock_khz": gpu_json.get("memory_clock_khz"),
-        "memory_bus_bits": gpu_json.get("memory_bus_bits"),
-        "driver": driver,
-        "cuda_runtime": machine.runtime_string(gpu_json.get("runtime")),
-        "cuda_driver_api": machine.runtime_string(gpu_json.get("driver_api")),
-        "smi_gpus": smi_gpus,
-        "clocks": clocks.summary(uuid),
-    }
+    gpu = {"name": gpu_json.get("name"),
+           "uuid": uuid,
+           "pci_bus_id": gpu_json.get("pci_bus_id"),
+           "compute_capability": gpu_json.get("compute_capability"),
+           "sm_count": gpu_json.get("sm_count"),
+           "l2_bytes": gpu_json.get("l2_bytes"),
+           "memory_clock_khz": gpu_json.get("memory_clock_khz"),
+           "memory_bus_bits": gpu_json.get("memory_bus_bits"),
+           "driver": driver,
+           "cuda_runtime": machine.runtime_string(gpu_json.get("runtime")),
+           "cuda_driver_api": machine.runtime_string(gpu_json.get("driver_api")),
+           "smi_gpus": smi_gpus,
+           "clocks": runs["clocks"].summary(uuid)}
     gpu["peak_dram_gbps"] = peak_dram_gbps(gpu)
-    rec = {
-        "schema": SCHEMA,
-        "lesson": lesson.target,
-        "tag": tag,
-        "recorded_at": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "command": [lesson.run_command, *(extra_args or []), "--json", "FILE"],
-        "exit_code": run["exit_code"],
-        "duration_s": run["duration_s"],
-        "stdout": run["stdout"],
-        "stderr": run["stderr"],
-        "gpu": gpu,
-        "toolchain": {
-            "nvcc": machine.nvcc_version(),
-            "nvcc_built_with": (manifest_info or {}).get("nvcc_version"),
-            "flags": lesson.nvcc_flags,
-            "architectures": list(lesson.architectures),
-        },
-        "executable": {"target": lesson.target, "sha256": run["sha256"], "built_by": built_by},
-        "git": {"commit": commit, "dirty": bool(dirty), "source": source},
-        "host": machine.host(),
-        "sources": digest,
-        "results": run["results"],
-        "profile": prof,
-    }
+    return {"schema": SCHEMA,
+            "lesson": lesson.target,
+            "tag": tag,
+            "recorded_at": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "command": [lesson.run_command, *(extra_args or []), "--json", "FILE"],
+            "exit_code": run["exit_code"],
+            "duration_s": run["duration_s"],
+            "stdout": run["stdout"],
+            "stderr": run["stderr"],
+            "gpu": gpu,
+            "toolchain": {"nvcc": machine.nvcc_version(),
+                          "nvcc_built_with": (manifest_info or {}).get("nvcc_version"),
+                          "flags": lesson.nvcc_flags,
+                          "architectures": list(lesson.architectures)},
+            "executable": {"target": lesson.target, "sha256": run["sha256"], "built_by": built_by},
+            "git": git,
+            "host": machine.host(),
+            "sources": digest,
+            "results": run["results"],
+            "profile": runs["profile"]}
+
+
+def _admit(rec: dict, run: dict) -> None:
+    """Refuses a record that shows no GPU ran the program, or that holds
+    numbers no device allows: nothing is written."""
     refused = gpu_proof_problems(rec)
     if refused:
         said = run["stderr"].strip().splitlines()[-1:]
         raise EvidenceError(["refused to record: nothing shows that a GPU ran this program:"] + refused
                             + [f"the program said: {line[:300]}" for line in said])
-    impossible = impossible_rows(run["results"], gpu)
+    impossible = impossible_rows(run["results"], rec["gpu"])
     if impossible:
         raise EvidenceError(["refused to record: the run holds numbers no device allows:"] + impossible)
-    if run["results_error"]:
-        rec["results_error"] = run["results_error"]
-    if tl is not None:
-        rec["timeline"] = tl
-    if bench is not None:
-        rec["nvbench"] = bench
-    if review is not None:
-        rec["review"] = review_data
-    rec["digest"] = record_digest(rec)
-    if not write_new_record(out_path, rec):
-        raise UsageError(f"{display_path(out_path)}: appeared while the run was in progress; not overwritten")
-    return out_path

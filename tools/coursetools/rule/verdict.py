@@ -68,11 +68,6 @@ class Summary:
     q3: float
     max: float
 
-    @property
-    def dispersion(self) -> float:
-        """The interquartile range over the median."""
-        return (self.q3 - self.q1) / self.median if self.median > 0 else float("inf")
-
 
 def _rank(p: int, n: int) -> int:
     return (p * (n - 1) + 50) // 100
@@ -105,12 +100,6 @@ def count_at_most(x, y, t: int) -> int:
         return int(len(x) * len(y) - _np.searchsorted(y, x - t, side="left").sum())
     n = len(y)
     return sum(n - bisect.bisect_left(y, xi - t) for xi in x)
-
-
-def _arrays(x: list[int], y: list[int]):
-    if _np is not None:
-        return _np.asarray(x, dtype=_np.int64), _np.asarray(y, dtype=_np.int64)
-    return x, y
 
 
 def kth(x, y, k: int) -> int:
@@ -195,11 +184,6 @@ class Verdict:
     high: float
     a: Summary
     b: Summary
-
-    @property
-    def medians(self) -> float:
-        """b's median over a's."""
-        return self.b.median / self.a.median
 
     def at_margin(self, margin: float) -> "Verdict":
         """The same verdict under a wider margin (rule/resolution.py: where

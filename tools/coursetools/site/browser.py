@@ -204,7 +204,7 @@ MIN_WINDOW = 500
 MAX_SHOT_PX = 16000
 # A page a reader on a phone can get through: its long tables, code and raw
 # output fold, and so does each section after its first paragraph of prose
-# (site/build.py), so what is left is at most this tall. With the section
+# (site/transforms.py), so what is left is at most this tall. With the section
 # folds day 24 measured 13,316 px, day 77 7,624 px and day 58 7,303 px at
 # 390 px (2026-12-02; 22,891, 17,592 and 12,325 px without them).
 MAX_PHONE_PAGE_PX = 15000

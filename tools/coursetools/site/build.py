@@ -1,4 +1,6 @@
-"""The course as a static site (MkDocs with the Material theme).
+"""The course as a static site (MkDocs with the Material theme): the
+driver, which gathers the site's sources and runs MkDocs; what a page's
+Markdown becomes on the site is transforms.py's.
 
 Input: the generated lesson pages, their figures, the research notes, the
 standalone files and the evidence states. Nothing is typed twice: each
@@ -20,15 +22,14 @@ from pathlib import Path
 from ..errors import EXIT_OK, CourseError, SourceError, UsageError, display_path
 from ..evidence import state as ev_state
 from ..fsutil import ensure_owned_folder, read_source, replace_tree, write_atomic
-from ..sources import manifest, snippets, standalone
+from ..sources import manifest, standalone
 from ..pages.prose import box_problems
 from ..pages.rows import provenance_text
-from . import explorer
+from . import explorer, transforms
 from .links import front_matter, header_page
 
 
 SITE_NAME = "CUDA, day by day"
-
 
 # The site's assets are files beside this module (assets/): the theme's
 # extra CSS, the script (folds, the browser test's layout check) and the
@@ -44,27 +45,25 @@ def asset(name: str) -> str:
 # as it is), so no name that goes into it (a research note's, a day's
 # topic) can be read as a YAML tag, an anchor or a second key.
 def mkdocs_config(site_dir: Path, nav: list, strict: bool = True) -> dict:
-    return {
-        "site_name": SITE_NAME,
-        "docs_dir": "docs",
-        "site_dir": str(site_dir),
-        "use_directory_urls": True,
-        "strict": strict,
-        "theme": {"name": "material",
-                  "features": ["navigation.sections", "search.highlight", "content.code.copy", "toc.integrate"],
-                  "palette": {"primary": "green"}},
-        "extra_css": ["course.css"],
-        "extra_javascript": ["course.js"],
-        "hooks": ["hooks.py"],
-        # where the hook finds the course's tools (links.py), so that a plain
-        # `mkdocs build -f build/site-src/mkdocs.yml` builds the site too
-        "extra": {"course_tools": str(Path(__file__).resolve().parents[2])},
-        "markdown_extensions": ["admonition", "pymdownx.details", "tables", {"toc": {"permalink": True}},
-                                {"pymdownx.highlight": {"anchor_linenums": True}}, "pymdownx.superfences"],
-        "validation": {"nav": {"omitted_files": "warn", "not_found": "warn"},
-                       "links": {"not_found": "warn", "absolute_links": "warn", "unrecognized_links": "warn"}},
-        "nav": nav,
-    }
+    return {"site_name": SITE_NAME,
+            "docs_dir": "docs",
+            "site_dir": str(site_dir),
+            "use_directory_urls": True,
+            "strict": strict,
+            "theme": {"name": "material",
+                      "features": ["navigation.sections", "search.highlight", "content.code.copy", "toc.integrate"],
+                      "palette": {"primary": "green"}},
+            "extra_css": ["course.css"],
+            "extra_javascript": ["course.js"],
+            "hooks": ["hooks.py"],
+            # where the hook finds the course's tools (links.py), so that a plain
+            # `mkdocs build -f build/site-src/mkdocs.yml` builds the site too
+            "extra": {"course_tools": str(Path(__file__).resolve().parents[2])},
+            "markdown_extensions": ["admonition", "pymdownx.details", "tables", {"toc": {"permalink": True}},
+                                    {"pymdownx.highlight": {"anchor_linenums": True}}, "pymdownx.superfences"],
+            "validation": {"nav": {"omitted_files": "warn", "not_found": "warn"},
+                           "links": {"not_found": "warn", "absolute_links": "warn", "unrecognized_links": "warn"}},
+            "nav": nav}
 
 
 # A research note's file name, as it may appear on the site: letters,
@@ -92,224 +91,16 @@ def research_notes() -> list[Path]:
     return notes
 
 
-def _admonitions(text: str, provenance: str | None) -> str:
-    """The page's UNVERIFIED notice and provenance line as admonitions the
-    theme styles; everything else stays as written. The green "Verified"
-    box comes only from `provenance`, the line the renderer writes for a
-    lesson whose evidence is valid now (pages/rows.py), and only where the
-    page holds exactly that line: a line typed to look like it is text."""
-    out = []
-    for line in text.split("\n"):
-        if line.startswith("> **UNVERIFIED.**"):
-            body = line[len("> **UNVERIFIED.**"):].strip()
-            out += ['!!! unverified "UNVERIFIED: no verified output"', "", f"    {body}", ""]
-        elif provenance is not None and line == f"**{provenance}**":
-            out += ['!!! verified "Verified on real hardware"', "", f"    {provenance}", ""]
-            provenance = None  # once
-        else:
-            out.append(line)
-    return "\n".join(out)
-
-
-# On a phone a long table wraps every cell onto lines of its own, and long
-# code and text (a program's whole output) are long scrolls: each folds into a
-# block (pymdownx.details, class "fold") that is open on a wide screen and
-# closed on a narrow one (course.js closes them under FOLD_BELOW_PX), so a
-# phone's reader gets the text and opens what they want. A table of more
-# rows or columns than these, or a code or output block of more lines,
-# folds (on a 390 px screen a table of five columns wraps each cell onto
-# four lines or more).
-FOLD_TABLE_ROWS = 6
-FOLD_TABLE_COLUMNS = 4
-FOLD_CODE_LINES = 12
-
-
-def _fold_long_blocks(page: str) -> str:
-    lines = page.split("\n")
-    out, i = [], 0
-    while i < len(lines):
-        line = lines[i]
-        if line.startswith("|") and (i == 0 or not lines[i - 1].startswith("|")):
-            j = i
-            while j < len(lines) and lines[j].startswith("|"):
-                j += 1
-            rows = j - i - 2  # the header and its rule
-            columns = line.strip().strip("|").count("|") + 1
-            if rows > FOLD_TABLE_ROWS or columns > FOLD_TABLE_COLUMNS:
-                out += ["", f'???+ fold "A table of {rows} rows"', ""] + ["    " + l for l in lines[i:j]] + [""]
-                i = j
-                continue
-        m = re.match(r"^(`{3,})(text|cuda)\b.*$", line)
-        if m:
-            j = i + 1
-            while j < len(lines) and not (lines[j].startswith(m.group(1)) and not lines[j].strip("`")):
-                j += 1
-            n = j - i - 1
-            if j < len(lines) and n > FOLD_CODE_LINES:
-                # What the block is, never whose: a typed text block is not the program's output.
-                title = f"Text, {n} lines" if m.group(2) == "text" else f"The code, {n} lines"
-                out += ["", f'???+ fold "{title}"', ""] + ["    " + l if l else "" for l in lines[i:j + 1]] + [""]
-                i = j + 1
-                continue
-        out.append(line)
-        i += 1
-    return "\n".join(out)
-
-
-# On a phone a section's first paragraph says what the section is about;
-# the rest of it (its tables, code and the prose that reads them) folds
-# into a block titled with the section's name, open on a wide screen, where
-# its title is hidden and the page reads as written (course.css), and
-# closed on a narrow one (course.js). A chart stays out of the fold: it is
-# what a phone's reader scrolls for, and the layout check measures its
-# labels as shown; so does raw HTML, which Markdown reads otherwise inside
-# a fold. A test holds that a fold changes nothing a reader sees open. A
-# rest shorter than this many lines, and of fewer characters than this
-# (a long line wraps on a phone as many short ones do), stays as it is.
-FOLD_SECTION_LINES = 6
-FOLD_SECTION_CHARS = 600
-_CHART_LINE = re.compile(r"^!\[[^\]]*\]\(figures/[^)]+\.svg\)\s*$")
-
-
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_LIST_ITEM = re.compile(r"^ {0,3}([-*+]|\d{1,9}[.)])( |$)")
-_HTML_OPEN = re.compile(r"^ {0,3}<([A-Za-z][A-Za-z0-9-]*)")
-
-
-def _fence_end(lines: list[str], i: int) -> int:
-    """The index after the fence that opens at lines[i] (its closing line
-    included), or len(lines) where it never closes."""
-    mark = _FENCE.match(lines[i]).group(1)
-    i += 1
-    while i < len(lines):
-        m = _FENCE.match(lines[i])
-        if m and m.group(1)[0] == mark[0] and len(m.group(1)) >= len(mark) and not lines[i].strip().strip(mark[0]):
-            return i + 1
-        i += 1
-    return i
-
-
-def _blocks(lines: list[str]) -> list[tuple[str, list[str]]]:
-    """Markdown blocks as (kind, lines), each with the blank lines after it:
-    a fence to its close; a folded or admonition block with its indented
-    lines; a list with every item, its indented continuations and the blank
-    lines between items; an HTML block to its closing tag; a table; a
-    paragraph to a blank line (a fence that opens in it, to its close)."""
-    out: list[tuple[str, list[str]]] = []
-    i = 0
-    while i < len(lines):
-        start, line = i, lines[i]
-        if _FENCE.match(line):
-            kind, i = "code", _fence_end(lines, i)
-        elif re.match(r"^(\?\?\?\+?|!!!) ", line):
-            kind, i = "fold", i + 1
-            while i < len(lines) and (not lines[i].strip() or lines[i].startswith("    ")):
-                i += 1
-        elif _LIST_ITEM.match(line):
-            kind, i = "list", i + 1
-            while i < len(lines):
-                if lines[i].strip() and not (lines[i][0] in " \t" or _LIST_ITEM.match(lines[i])):
-                    if not lines[i - 1].strip():
-                        break  # a line at the margin after a blank one: the list has ended
-                if _FENCE.match(lines[i]):
-                    i = _fence_end(lines, i)
-                    continue
-                i += 1
-        elif _HTML_OPEN.match(line):
-            tag = _HTML_OPEN.match(line).group(1).lower()
-            kind, i = "html", i + 1
-            depth = line.lower().count(f"<{tag}") - line.lower().count(f"</{tag}>")
-            while i < len(lines) and depth > 0:
-                depth += lines[i].lower().count(f"<{tag}") - lines[i].lower().count(f"</{tag}>")
-                i += 1
-            while i < len(lines) and lines[i].strip():
-                i += 1
-        elif line.lstrip().startswith("|"):
-            kind = "table"
-            while i < len(lines) and lines[i].lstrip().startswith("|"):
-                i += 1
-        elif line.strip():
-            kind = "heading" if re.match(r"^#{1,6} ", line) else "paragraph"
-            i += 1
-            while kind == "paragraph" and i < len(lines) and lines[i].strip():
-                i = _fence_end(lines, i) if _FENCE.match(lines[i]) else i + 1
-        else:
-            kind, i = "blank", i + 1
-        while i < len(lines) and not lines[i].strip():
-            i += 1
-        out.append((kind, lines[start:i]))
-    return out
-
-
-def _prose(kind: str, block: list[str]) -> bool:
-    """A paragraph of the page's own words: not code, a fold, a list, a
-    table, a chart, HTML, a heading or a snippet's source link."""
-    return kind == "paragraph" and not re.match(r"^\s*(!\[|\[`)", block[0])
-
-
-def _fold_sections(page: str) -> str:
-    lines = page.split("\n")
-    # headings are lines at the margin outside code: a fence's '## ' is code
-    heading_at = []
-    i = 0
-    while i < len(lines):
-        if _FENCE.match(lines[i]):
-            i = _fence_end(lines, i)
-            continue
-        if re.match(r"^#{2,3} ", lines[i]):
-            heading_at.append(i)
-        i += 1
-    if not heading_at:
-        return page
-    out = lines[:heading_at[0]]
-    for n, h in enumerate(heading_at):
-        end = heading_at[n + 1] if n + 1 < len(heading_at) else len(lines)
-        out.append(lines[h])
-        title = re.sub(r"[`*\\\"]", "", lines[h].lstrip("#")).strip()
-        blocks = _blocks(lines[h + 1:end])
-        # what stays: everything up to and with the section's first paragraph of prose
-        k = next((m + 1 for m, (kind, b) in enumerate(blocks) if _prose(kind, b)), len(blocks))
-        for _, b in blocks[:k]:
-            out += b
-        run: list[str] = []
-
-        def flush():
-            if sum(1 for l in run if l.strip()) >= FOLD_SECTION_LINES or sum(map(len, run)) >= FOLD_SECTION_CHARS:
-                out.extend(["", f'???+ more "More of {title}"', ""] + ["    " + l if l.strip() else "" for l in run] + [""])
-            else:
-                out.extend(run)
-            run.clear()
-
-        for kind, b in blocks[k:]:
-            # a chart, and raw HTML (which Markdown reads otherwise inside a fold), stay out
-            if kind == "html" or (kind == "paragraph" and any(_CHART_LINE.match(l) for l in b)):
-                flush()
-                out.extend(b)
-            else:
-                run.extend(b)
-        flush()
-    return "\n".join(out)
-
-
-def _fenced_code(code: str) -> str:
-    """A whole file as one code block no line of it can close: the fence is
-    longer than any run of backticks in the file (a comment holding a
-    fence of its own stays code)."""
-    code = code if code.endswith("\n") else code + "\n"
-    fence = snippets.fence_for(code.split("\n"))
-    return f"{fence} cuda linenums=\"1\"\n{code}{fence}\n"
-
-
 def _source_page(lesson: manifest.Lesson) -> str:
     parts = [f"# Source of day {lesson.day}\n"]
     for rel in lesson.sources:
-        parts.append(f"`{rel}`\n\n" + _fenced_code(read_input(manifest.ROOT / rel)))
+        parts.append(f"`{rel}`\n\n" + transforms.fenced_code(read_input(manifest.ROOT / rel)))
     return "\n".join(parts)
 
 
 def _header_file_page(rel: str) -> str:
     return (f"# `{rel}`\n\nPart of the shared header every day includes (`course.cuh`).\n\n"
-            + _fenced_code(read_input(manifest.ROOT / rel)))
+            + transforms.fenced_code(read_input(manifest.ROOT / rel)))
 
 
 def _index(lessons, states) -> str:
@@ -325,15 +116,13 @@ def _index(lessons, states) -> str:
             state = f"**{st.state}**: {html.escape(st.reasons[0])}"
         name = Path(l.dir).name
         rows.append(f"| {l.day} | [{l.topic}]({name}/index.md) | {l.min_cc} | {state} |")
-    return (
-        f"# {SITE_NAME}\n\n"
-        "Each day is one CUDA program that teaches one feature and measures it on real hardware. "
-        "A page shows a program's output only after a tagged run on a real GPU has been recorded "
-        "and promoted ([the review process](research/REVIEW-PROCESS.md)).\n\n"
-        "| day | topic | minimum compute capability | evidence |\n| --- | --- | --- | --- |\n"
-        + "\n".join(rows)
-        + "\n\nGenerated from the build's manifest and `evidence/promoted.json`; never typed.\n"
-    )
+    return (f"# {SITE_NAME}\n\n"
+            "Each day is one CUDA program that teaches one feature and measures it on real hardware. "
+            "A page shows a program's output only after a tagged run on a real GPU has been recorded "
+            "and promoted ([the review process](research/REVIEW-PROCESS.md)).\n\n"
+            "| day | topic | minimum compute capability | evidence |\n| --- | --- | --- | --- |\n"
+            + "\n".join(rows)
+            + "\n\nGenerated from the build's manifest and `evidence/promoted.json`; never typed.\n")
 
 
 def explorer_flags(lesson: manifest.Lesson, st) -> tuple[str, str]:
@@ -360,9 +149,9 @@ def collect(lessons, standalone_dir: Path, states: dict | None = None) -> dict[s
         name = Path(l.dir).name
         page = read_input(l.path / "README.md")
         # Only the renderer's provenance line becomes the verified box
-        # (_admonitions): a box typed into a page, which a page left out of
-        # this build (or edited by hand) could hold, is refused as render's
-        # prose check refuses it.
+        # (transforms.admonitions): a box typed into a page, which a page
+        # left out of this build (or edited by hand) could hold, is refused
+        # as render's prose check refuses it.
         typed = box_problems(page, display_path(l.path / "README.md"))
         if typed:
             raise SourceError(typed)
@@ -372,7 +161,8 @@ def collect(lessons, standalone_dir: Path, states: dict | None = None) -> dict[s
         # The links are the site's hook's to rewrite, as MkDocs reads the
         # page (links.py); the page says which source files its snippets
         # name, in front matter MkDocs takes off before anything else.
-        page = front_matter(sources) + _fold_sections(_fold_long_blocks(_admonitions(page, prov)))
+        page = front_matter(sources) + transforms.fold_sections(
+            transforms.fold_long_blocks(transforms.admonitions(page, prov)))
         # a snippet's heading names its file, not the path a phone cannot fit
         page = re.sub(r"\[`lessons/[^/`]+/([^`/]+)`, lines", r"[`\1`, lines", page)
         alone = standalone_dir / f"{l.target}.cu"
@@ -404,19 +194,6 @@ def collect(lessons, standalone_dir: Path, states: dict | None = None) -> dict[s
     return files
 
 
-def problems_box(problems: list[str]) -> str:
-    """A red box, at the top of a served page, that holds the problems of
-    the last save (serve shows them in the browser as well as the
-    terminal). Each line is shown as code: escaped, never read as
-    Markdown or HTML, whatever a diagnostic quotes."""
-    lines = [" ".join(str(p).split())[:300] for p in problems[:20]]
-    more = len(problems) - len(lines)
-    body = "\n".join(f"        {line}" for line in lines + ([f"... and {more} more"] if more > 0 else []))
-    return ('!!! failure "The last save did not render: these pages are the last good ones"\n\n'
-            "    Fix the problem and save again; the terminal that runs `tools/course serve` says the same.\n\n"
-            f"{body}\n\n")
-
-
 def prepare(out: Path, work: Path | None = None, in_place: bool = False, serving: bool = False,
             problems: list[str] | None = None, lessons=None, states: dict | None = None) -> Path:
     """Writes the site's sources (docs/, mkdocs.yml, hooks.py) into `work`
@@ -430,7 +207,7 @@ def prepare(out: Path, work: Path | None = None, in_place: bool = False, serving
     standalone_dir = manifest.build_dir() / "standalone"
     files = collect(lessons, standalone_dir, states)
     if problems:
-        box = problems_box(problems)
+        box = transforms.problems_box(problems)
         for name, text in list(files.items()):
             if name.endswith(".md") and isinstance(text, str):
                 # after a lesson page's front matter, which must open the file

@@ -96,8 +96,7 @@ def rebuild(out: Path, changed: set[str] | None = None, quiet: bool = False) -> 
             states = ev_state.load(lessons)
         # One read of the state for the pages and the site's sources both.
         files, _, orphans = render.render_all(lessons, only, states) if only != [] else ({}, [], [])
-        changed = [p for p, text in sorted(files.items())
-                   if not p.is_file() or p.read_text(encoding="utf-8") != text]
+        changed = [p for p, text in sorted(files.items()) if not p.is_file() or p.read_text(encoding="utf-8") != text]
         for p in changed:
             write_atomic(p, files[p])
         for p in orphans:

@@ -38,7 +38,6 @@ _LEX = re.compile(
     re.VERBOSE,
 )
 
-
 # For the snippet scanner, which needs only comments, literals and which
 # lines hold code: the same comment and literal alternatives (adjacent
 # literals, or adjacent block comments, as one match), and code in long

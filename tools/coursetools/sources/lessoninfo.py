@@ -24,19 +24,11 @@ LESSON_FILE = "lesson.toml"
 _ARGS = (list, str)
 _ROW = "row selector"
 LESSON_SCHEMA: dict[str, Any] = {
-    "page": {
-        "constants": (list, (int, float)),
-        "screenshot": bool,
-    },
+    "page": {"constants": (list, (int, float)), "screenshot": bool},
     "carry_over": [{"what": str, "a": _ROW, "b": _ROW, "host_bound": [_ROW]}],
-    "review": {
-        "sanitize": [{"tool": str, "args": _ARGS, "why": str}],
-        "negative": [{"target": str, "args": _ARGS, "expect": str, "why": str}],
-    },
-    "profile": {
-        "metrics": [{"name": str, "why": str}],
-        "runs": [{"args": _ARGS}],
-    },
+    "review": {"sanitize": [{"tool": str, "args": _ARGS, "why": str}],
+               "negative": [{"target": str, "args": _ARGS, "expect": str, "why": str}]},
+    "profile": {"metrics": [{"name": str, "why": str}], "runs": [{"args": _ARGS}]},
     "timeline": {"args": _ARGS},
     # A kernel, by its name in the source (reduceV9; a template's name takes
     # every instance), one instance as the source spells it
@@ -226,16 +218,14 @@ def load_lesson_info(path: Path, shown: str, variants: tuple[str, ...] | None = 
     page = data.get("page", {})
     review = data.get("review", {})
     profile = data.get("profile", {})
-    return LessonInfo(
-        constants=tuple(page.get("constants", ())),
-        screenshot=page.get("screenshot", False),
-        carry_over=tuple(data.get("carry_over", ())),
-        sanitize=tuple(review.get("sanitize", ())),
-        negative=tuple(review.get("negative", ())),
-        metrics=tuple(profile.get("metrics", ())),
-        profile_runs=tuple(profile.get("runs", ())),
-        timeline_args=tuple(data.get("timeline", {}).get("args", ())),
-        sass=tuple(data.get("sass", ())),
-        nvbench=dict(data.get("nvbench", {})),
-        lines=lines,
-    )
+    return LessonInfo(constants=tuple(page.get("constants", ())),
+                      screenshot=page.get("screenshot", False),
+                      carry_over=tuple(data.get("carry_over", ())),
+                      sanitize=tuple(review.get("sanitize", ())),
+                      negative=tuple(review.get("negative", ())),
+                      metrics=tuple(profile.get("metrics", ())),
+                      profile_runs=tuple(profile.get("runs", ())),
+                      timeline_args=tuple(data.get("timeline", {}).get("args", ())),
+                      sass=tuple(data.get("sass", ())),
+                      nvbench=dict(data.get("nvbench", {})),
+                      lines=lines)

@@ -68,11 +68,9 @@ def format_files(root: Path | None = None) -> list[Path]:
     """Every C++ source of the course: the header, the lessons and the
     research experiments."""
     root = Path(root or manifest.ROOT)
-    return sorted(
-        list((root / "common").rglob("*.cuh"))
-        + list((root / "lessons").rglob("*.cu"))
-        + list((root / "research" / "experiments").glob("*.cu"))
-    )
+    return sorted(list((root / "common").rglob("*.cuh"))
+                  + list((root / "lessons").rglob("*.cu"))
+                  + list((root / "research" / "experiments").glob("*.cu")))
 
 
 def check_format(root: Path | None = None, fix: bool = False, only: list[Path] | None = None) -> tuple[str, int]:

@@ -19,9 +19,7 @@ from .lessoninfo import LESSON_FILE, LessonInfo, load_lesson_info
 
 ROOT = Path(__file__).resolve().parents[3]
 
-
 HEADER = "common/course.cuh"
-
 
 # The header's parts: course.cuh includes them; a lesson includes only it.
 HEADER_PARTS = "common/course"
@@ -65,6 +63,11 @@ class Lesson:
     def path(self) -> Path:
         return ROOT / self.dir
 
+    @property
+    def snippet_files(self) -> list[str]:
+        """Where its snippets are: its sources and the shared header."""
+        return [str(ROOT / s) for s in (*self.sources, *header_files(ROOT))]
+
     def digest_files(self, build: Path | None = None) -> tuple[str, ...]:
         """What the sources digest covers (digest.py says why each): the
         lesson's sources and folder, the shared header, all of common/,
@@ -99,8 +102,7 @@ NOT_INCLUDED = ("README.md", "README.md.j2", LESSON_FILE, "CMakeLists.txt")
 
 
 def _may_be_included(rel: Path) -> bool:
-    return not (rel.parts[0] == "figures" or (len(rel.parts) == 1 and rel.name in NOT_INCLUDED)
-                or rel.suffix == ".md")
+    return not (rel.parts[0] == "figures" or (len(rel.parts) == 1 and rel.name in NOT_INCLUDED) or rel.suffix == ".md")
 
 
 def build_dir() -> Path:
@@ -114,10 +116,8 @@ def build_dir() -> Path:
     return main
 
 
-_FIELDS = {
-    "target": str, "day": int, "topic": str, "dir": str, "min_cc": str, "sources": list,
-    "binary": str, "build_command": str, "run_command": str,
-}
+_FIELDS = {"target": str, "day": int, "topic": str, "dir": str, "min_cc": str, "sources": list,
+           "binary": str, "build_command": str, "run_command": str}
 
 
 _STRING_LISTS = ("sources", "test_args", "architectures", "course_architectures", "libraries", "variants",

@@ -241,12 +241,10 @@ def new_lesson(name: str, topic: str = "", min_cc: str = "7.5") -> list[Path]:
             text = text.replace(k, v)
         return text
 
-    files = {
-        folder / f"{slug}.cu": fill(SOURCE),
-        folder / "CMakeLists.txt": fill(CMAKE),
-        folder / "README.md.j2": fill(TEMPLATE),
-        folder / "lesson.toml": LESSON_TOML,
-    }
+    files = {folder / f"{slug}.cu": fill(SOURCE),
+             folder / "CMakeLists.txt": fill(CMAKE),
+             folder / "README.md.j2": fill(TEMPLATE),
+             folder / "lesson.toml": LESSON_TOML}
     for path, text in files.items():
         write_atomic(path, text)
     return list(files)

@@ -45,10 +45,8 @@ CLOSE_RE = re.compile(r"^(?P<indent>[ \t]*)// end snippet(?:: (?P<name>" + NAME_
 # its opener: an optional "end", then a word close to "snippet". Anchored
 # at the comment's start, so the scan is linear.
 SUSPECT_RE = re.compile(r"(?P<end>end[\s_-]*)?(?P<word>[A-Za-z]{5,9})\b\s*(?P<colon>:?)", re.IGNORECASE)
-EXPECTED = (
-    "expected a whole-line '// snippet: NAME' or '// end snippet' "
-    "(NAME: lower-case letters, digits, hyphens)"
-)
+EXPECTED = ("expected a whole-line '// snippet: NAME' or '// end snippet' "
+            "(NAME: lower-case letters, digits, hyphens)")
 
 
 def _edit_distance(a: str, b: str) -> int:
@@ -106,12 +104,8 @@ def decode(path: str, data: bytes) -> tuple[str | None, list[Diagnostic]]:
         before = data[: e.start]
         line = before.count(b"\n") + 1
         col = e.start - (before.rfind(b"\n") + 1) + 1
-        return None, [
-            Diagnostic(
-                path, line, col,
-                f"source is not valid UTF-8 (byte 0x{data[e.start]:02x}); expected a UTF-8 text file",
-            )
-        ]
+        return None, [Diagnostic(path, line, col,
+                                 f"source is not valid UTF-8 (byte 0x{data[e.start]:02x}); expected a UTF-8 text file")]
 
 
 def _dedent(path: str, content: list[tuple[int, str]], diags: list[Diagnostic]) -> list[str]:
@@ -126,13 +120,9 @@ def _dedent(path: str, content: list[tuple[int, str]], diags: list[Diagnostic]) 
     first = indents[0][:width]
     for (n, _), ind in zip(nonblank, indents):
         if ind[:width] != first:
-            diags.append(
-                Diagnostic(
-                    path, n, 1,
-                    "indentation mixes tabs and spaces in the part dedent would strip; "
-                    "expected the same characters on every line of the region",
-                )
-            )
+            diags.append(Diagnostic(path, n, 1,
+                                    "indentation mixes tabs and spaces in the part dedent would strip; "
+                                    "expected the same characters on every line of the region"))
             return [s for _, s in content]
     return [_strip_indent(s, width) for _, s in content]
 
@@ -170,7 +160,7 @@ def _suspect(text: str, col: int, where: str, line_text: str) -> tuple[int, str]
     return col, f"'{rest}' is not a well-formed marker; {EXPECTED}"
 
 
-def _classify(text: str, lines: list[str]):
+def _classify(text: str):
     """For each line: 'inside' when it continues a multi-line comment or
     literal (with the kind), else the line's comments and whether code
     shares the line."""
@@ -215,7 +205,7 @@ def parse_source(path: str, data: bytes) -> tuple[list[Snippet], list[Diagnostic
     if raw_lines and raw_lines[-1] == "":
         raw_lines.pop()
     lines = [ln[:-1] if ln.endswith("\r") else ln for ln in raw_lines]
-    inside, comments, code_lines = _classify(text, lines)
+    inside, comments, code_lines = _classify(text)
 
     snippets: list[Snippet] = []
     stack: list[_Open] = []
@@ -228,11 +218,7 @@ def parse_source(path: str, data: bytes) -> tuple[list[Snippet], list[Diagnostic
                 problem = _suspect(body, len(line) - len(stripped) + 1, "block", line)
         else:
             line_comments = comments.get(n, [])
-            whole_line = (
-                n not in code_lines
-                and len(line_comments) == 1
-                and line_comments[0].kind == "line_comment"
-            )
+            whole_line = (n not in code_lines and len(line_comments) == 1 and line_comments[0].kind == "line_comment")
             if whole_line:
                 m_open = OPEN_RE.match(line)
                 m_close = None if m_open else CLOSE_RE.match(line)
@@ -270,10 +256,8 @@ def parse_source(path: str, data: bytes) -> tuple[list[Snippet], list[Diagnostic
 
     for region in stack:
         diags.append(
-            Diagnostic(
-                path, region.line, region.col,
-                f"snippet '{region.name}' is never closed; expected '// end snippet' before the end of the file",
-            )
+            Diagnostic(path, region.line, region.col,
+                       f"snippet '{region.name}' is never closed; expected '// end snippet' before the end of the file")
         )
     return snippets, diags
 
@@ -286,13 +270,9 @@ def _close(path, n, m_close, stack, snippets, diags) -> None:
         return
     top = stack[-1]
     if name is not None and name != top.name:
-        diags.append(
-            Diagnostic(
-                path, n, col,
-                f"'// end snippet: {name}' does not match the innermost open region "
-                f"'{top.name}' (opened at line {top.line}); expected '// end snippet: {top.name}'",
-            )
-        )
+        diags.append(Diagnostic(path, n, col,
+                                f"'// end snippet: {name}' does not match the innermost open region "
+                                f"'{top.name}' (opened at line {top.line}); expected '// end snippet: {top.name}'"))
         return
     stack.pop()
     _finish(path, top, snippets, diags)
@@ -301,10 +281,8 @@ def _close(path, n, m_close, stack, snippets, diags) -> None:
 def _finish(path: str, region: _Open, out: list[Snippet], diags: list[Diagnostic]) -> None:
     if not any(s.strip() for _, s in region.content):
         diags.append(
-            Diagnostic(
-                path, region.line, region.col,
-                f"snippet '{region.name}' is empty; expected at least one line of code between its markers",
-            )
+            Diagnostic(path, region.line, region.col,
+                       f"snippet '{region.name}' is empty; expected at least one line of code between its markers")
         )
         return
     before = len(diags)
@@ -317,20 +295,15 @@ def _finish(path: str, region: _Open, out: list[Snippet], diags: list[Diagnostic
         content.pop(0)
     while content and not content[-1][1].strip():
         content.pop()
-    out.append(
-        Snippet(
-            name=region.name, path=path, start=content[0][0], end=content[-1][0],
-            open_line=region.line, lines=[s for _, s in content],
-        )
-    )
+    out.append(Snippet(name=region.name, path=path, start=content[0][0], end=content[-1][0],
+                       open_line=region.line, lines=[s for _, s in content]))
 
 
-def extract(paths: list[str], root: Path, _lesson: str = "") -> tuple[list[Snippet], list[Diagnostic]]:
+def extract(paths: list[str], root: Path) -> tuple[list[Snippet], list[Diagnostic]]:
     """Parses every file of one lesson and reports duplicate names among
     them (course_wide() holds them to the rest of the course). Paths in
     diagnostics and artifacts are relative to `root`; each file must be a
-    regular file inside it. (The lesson's name, a third argument some
-    callers still pass, is not needed: no message names the lesson.)"""
+    regular file inside it."""
     from ..errors import SourceError
 
     root = Path(root).resolve()
@@ -397,11 +370,9 @@ def render_block(snippet: Snippet, link_target: str) -> str:
     """The Markdown for one snippet: a source reference a viewer follows,
     then a fenced cuda block."""
     fence = fence_for(snippet.lines)
-    return (
-        f"[`{snippet.path}`, lines {snippet.start}\u2013{snippet.end}]"
-        f"({link_target}#L{snippet.start}-L{snippet.end})\n\n"
-        f"{fence}cuda\n{snippet.text}{fence}\n"
-    )
+    return (f"[`{snippet.path}`, lines {snippet.start}\u2013{snippet.end}]"
+            f"({link_target}#L{snippet.start}-L{snippet.end})\n\n"
+            f"{fence}cuda\n{snippet.text}{fence}\n")
 
 
 @functools.lru_cache(maxsize=4096)

@@ -3,7 +3,7 @@
 // (content cut off or hidden behind a scroll bar), its full height and
 // where each section begins.
 // Long tables, code and output, and the rest of each section after its
-// first paragraph, fold on a narrow screen (site/build.py).
+// first paragraph, fold on a narrow screen (site/transforms.py).
 var FOLD_BELOW_PX = 700;
 document.addEventListener("DOMContentLoaded", function () {
   if (window.innerWidth >= FOLD_BELOW_PX) return;

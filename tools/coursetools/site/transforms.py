@@ -1,0 +1,230 @@
+"""The site's Markdown transforms: what a rendered page becomes on the
+site (its notices as admonitions, long blocks and sections folded for a
+phone, a source file as one code block, serve's box of problems); the
+MkDocs driver that applies them is build.py."""
+
+from __future__ import annotations
+
+import re
+
+from ..sources import snippets
+
+
+def admonitions(text: str, provenance: str | None) -> str:
+    """The page's UNVERIFIED notice and provenance line as admonitions the
+    theme styles; everything else stays as written. The green "Verified"
+    box comes only from `provenance`, the line the renderer writes for a
+    lesson whose evidence is valid now (pages/rows.py), and only where the
+    page holds exactly that line: a line typed to look like it is text."""
+    out = []
+    for line in text.split("\n"):
+        if line.startswith("> **UNVERIFIED.**"):
+            body = line[len("> **UNVERIFIED.**"):].strip()
+            out += ['!!! unverified "UNVERIFIED: no verified output"', "", f"    {body}", ""]
+        elif provenance is not None and line == f"**{provenance}**":
+            out += ['!!! verified "Verified on real hardware"', "", f"    {provenance}", ""]
+            provenance = None  # once
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+# On a phone a long table wraps every cell onto lines of its own, and long
+# code and text (a program's whole output) are long scrolls: each folds into a
+# block (pymdownx.details, class "fold") that is open on a wide screen and
+# closed on a narrow one (course.js closes them under FOLD_BELOW_PX), so a
+# phone's reader gets the text and opens what they want. A table of more
+# rows or columns than these, or a code or output block of more lines,
+# folds (on a 390 px screen a table of five columns wraps each cell onto
+# four lines or more).
+FOLD_TABLE_ROWS = 6
+FOLD_TABLE_COLUMNS = 4
+FOLD_CODE_LINES = 12
+
+
+def fold_long_blocks(page: str) -> str:
+    lines = page.split("\n")
+    out, i = [], 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("|") and (i == 0 or not lines[i - 1].startswith("|")):
+            j = i
+            while j < len(lines) and lines[j].startswith("|"):
+                j += 1
+            rows = j - i - 2  # the header and its rule
+            columns = line.strip().strip("|").count("|") + 1
+            if rows > FOLD_TABLE_ROWS or columns > FOLD_TABLE_COLUMNS:
+                out += ["", f'???+ fold "A table of {rows} rows"', ""] + ["    " + l for l in lines[i:j]] + [""]
+                i = j
+                continue
+        m = re.match(r"^(`{3,})(text|cuda)\b.*$", line)
+        if m:
+            j = i + 1
+            while j < len(lines) and not (lines[j].startswith(m.group(1)) and not lines[j].strip("`")):
+                j += 1
+            n = j - i - 1
+            if j < len(lines) and n > FOLD_CODE_LINES:
+                # What the block is, never whose: a typed text block is not the program's output.
+                title = f"Text, {n} lines" if m.group(2) == "text" else f"The code, {n} lines"
+                out += ["", f'???+ fold "{title}"', ""] + ["    " + l if l else "" for l in lines[i:j + 1]] + [""]
+                i = j + 1
+                continue
+        out.append(line)
+        i += 1
+    return "\n".join(out)
+
+
+# On a phone a section's first paragraph says what the section is about;
+# the rest of it (its tables, code and the prose that reads them) folds
+# into a block titled with the section's name, open on a wide screen, where
+# its title is hidden and the page reads as written (course.css), and
+# closed on a narrow one (course.js). A chart stays out of the fold: it is
+# what a phone's reader scrolls for, and the layout check measures its
+# labels as shown; so does raw HTML, which Markdown reads otherwise inside
+# a fold. A test holds that a fold changes nothing a reader sees open. A
+# rest shorter than this many lines, and of fewer characters than this
+# (a long line wraps on a phone as many short ones do), stays as it is.
+FOLD_SECTION_LINES = 6
+FOLD_SECTION_CHARS = 600
+_CHART_LINE = re.compile(r"^!\[[^\]]*\]\(figures/[^)]+\.svg\)\s*$")
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_LIST_ITEM = re.compile(r"^ {0,3}([-*+]|\d{1,9}[.)])( |$)")
+_HTML_OPEN = re.compile(r"^ {0,3}<([A-Za-z][A-Za-z0-9-]*)")
+
+
+def _fence_end(lines: list[str], i: int) -> int:
+    """The index after the fence that opens at lines[i] (its closing line
+    included), or len(lines) where it never closes."""
+    mark = _FENCE.match(lines[i]).group(1)
+    i += 1
+    while i < len(lines):
+        m = _FENCE.match(lines[i])
+        if m and m.group(1)[0] == mark[0] and len(m.group(1)) >= len(mark) and not lines[i].strip().strip(mark[0]):
+            return i + 1
+        i += 1
+    return i
+
+
+def _blocks(lines: list[str]) -> list[tuple[str, list[str]]]:
+    """Markdown blocks as (kind, lines), each with the blank lines after it:
+    a fence to its close; a folded or admonition block with its indented
+    lines; a list with every item, its indented continuations and the blank
+    lines between items; an HTML block to its closing tag; a table; a
+    paragraph to a blank line (a fence that opens in it, to its close)."""
+    out: list[tuple[str, list[str]]] = []
+    i = 0
+    while i < len(lines):
+        start, line = i, lines[i]
+        if _FENCE.match(line):
+            kind, i = "code", _fence_end(lines, i)
+        elif re.match(r"^(\?\?\?\+?|!!!) ", line):
+            kind, i = "fold", i + 1
+            while i < len(lines) and (not lines[i].strip() or lines[i].startswith("    ")):
+                i += 1
+        elif _LIST_ITEM.match(line):
+            kind, i = "list", i + 1
+            while i < len(lines):
+                if lines[i].strip() and not (lines[i][0] in " \t" or _LIST_ITEM.match(lines[i])):
+                    if not lines[i - 1].strip():
+                        break  # a line at the margin after a blank one: the list has ended
+                if _FENCE.match(lines[i]):
+                    i = _fence_end(lines, i)
+                    continue
+                i += 1
+        elif _HTML_OPEN.match(line):
+            tag = _HTML_OPEN.match(line).group(1).lower()
+            kind, i = "html", i + 1
+            depth = line.lower().count(f"<{tag}") - line.lower().count(f"</{tag}>")
+            while i < len(lines) and depth > 0:
+                depth += lines[i].lower().count(f"<{tag}") - lines[i].lower().count(f"</{tag}>")
+                i += 1
+            while i < len(lines) and lines[i].strip():
+                i += 1
+        elif line.lstrip().startswith("|"):
+            kind = "table"
+            while i < len(lines) and lines[i].lstrip().startswith("|"):
+                i += 1
+        elif line.strip():
+            kind = "heading" if re.match(r"^#{1,6} ", line) else "paragraph"
+            i += 1
+            while kind == "paragraph" and i < len(lines) and lines[i].strip():
+                i = _fence_end(lines, i) if _FENCE.match(lines[i]) else i + 1
+        else:
+            kind, i = "blank", i + 1
+        while i < len(lines) and not lines[i].strip():
+            i += 1
+        out.append((kind, lines[start:i]))
+    return out
+
+
+def _prose(kind: str, block: list[str]) -> bool:
+    """A paragraph of the page's own words: not code, a fold, a list, a
+    table, a chart, HTML, a heading or a snippet's source link."""
+    return kind == "paragraph" and not re.match(r"^\s*(!\[|\[`)", block[0])
+
+
+def fold_sections(page: str) -> str:
+    lines = page.split("\n")
+    # headings are lines at the margin outside code: a fence's '## ' is code
+    heading_at = []
+    i = 0
+    while i < len(lines):
+        if _FENCE.match(lines[i]):
+            i = _fence_end(lines, i)
+            continue
+        if re.match(r"^#{2,3} ", lines[i]):
+            heading_at.append(i)
+        i += 1
+    if not heading_at:
+        return page
+    out = lines[:heading_at[0]]
+    for n, h in enumerate(heading_at):
+        end = heading_at[n + 1] if n + 1 < len(heading_at) else len(lines)
+        out.append(lines[h])
+        title = re.sub(r"[`*\\\"]", "", lines[h].lstrip("#")).strip()
+        blocks = _blocks(lines[h + 1:end])
+        # what stays: everything up to and with the section's first paragraph of prose
+        k = next((m + 1 for m, (kind, b) in enumerate(blocks) if _prose(kind, b)), len(blocks))
+        for _, b in blocks[:k]:
+            out += b
+        run: list[str] = []
+
+        def flush():
+            if sum(1 for l in run if l.strip()) >= FOLD_SECTION_LINES or sum(map(len, run)) >= FOLD_SECTION_CHARS:
+                out.extend(["", f'???+ more "More of {title}"', ""] + ["    " + l if l.strip() else "" for l in run] + [""])
+            else:
+                out.extend(run)
+            run.clear()
+
+        for kind, b in blocks[k:]:
+            # a chart, and raw HTML (which Markdown reads otherwise inside a fold), stay out
+            if kind == "html" or (kind == "paragraph" and any(_CHART_LINE.match(l) for l in b)):
+                flush()
+                out.extend(b)
+            else:
+                run.extend(b)
+        flush()
+    return "\n".join(out)
+
+
+def fenced_code(code: str) -> str:
+    """A whole file as one code block no line of it can close: the fence is
+    longer than any run of backticks in the file (a comment holding a
+    fence of its own stays code)."""
+    code = code if code.endswith("\n") else code + "\n"
+    fence = snippets.fence_for(code.split("\n"))
+    return f"{fence} cuda linenums=\"1\"\n{code}{fence}\n"
+
+
+def problems_box(problems: list[str]) -> str:
+    """A red box, at the top of a served page, that holds the problems of
+    the last save (serve shows them in the browser as well as the
+    terminal). Each line is shown as code: escaped, never read as
+    Markdown or HTML, whatever a diagnostic quotes."""
+    lines = [" ".join(str(p).split())[:300] for p in problems[:20]]
+    more = len(problems) - len(lines)
+    body = "\n".join(f"        {line}" for line in lines + ([f"... and {more} more"] if more > 0 else []))
+    return ('!!! failure "The last save did not render: these pages are the last good ones"\n\n'
+            "    Fix the problem and save again; the terminal that runs `tools/course serve` says the same.\n\n"
+            f"{body}\n\n")
