@@ -98,6 +98,42 @@ void jsonPaths() {
     std::remove(theirs.c_str());
 }
 
+void sameCodeTally() {
+    // The report's "same_code": same-code decisions counted by timing and
+    // band of the median launch (under 8 us, 8 to 64 us, 64 us and over).
+    course::Report report("test");
+    report.sameCode("cold", 0.004, true);
+    report.sameCode("cold", 0.005, false);
+    report.sameCode("cold", 0.5, false);
+    report.sameCode("graph", 0.004, false);
+    const std::string path = "course_header_test.report.json";
+    std::remove(path.c_str());
+    expect(report.write(path, course::Row(), false), "the report is written");
+    std::string text;
+    if (FILE* f = std::fopen(path.c_str(), "rb")) {
+        char buf[4096];
+        size_t n = 0;
+        while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) {
+            text.append(buf, n);
+        }
+        std::fclose(f);
+    }
+    std::remove(path.c_str());
+    for (const char* row :
+         {"{\"timing\": \"cold\", \"band\": \"under 8 us\", \"pairs\": 2, "
+          "\"faster_or_slower\": 1}",
+          "{\"timing\": \"cold\", \"band\": \"64 us and over\", \"pairs\": 1, "
+          "\"faster_or_slower\": 0}",
+          "{\"timing\": \"graph\", \"band\": \"under 8 us\", \"pairs\": 1, "
+          "\"faster_or_slower\": 0}"}) {
+        expect(text.find(row) != std::string::npos,
+               std::string("the report's same_code holds ") + row + " in:\n" +
+                   text);
+    }
+    expect(text.find("\"same_code\": [") != std::string::npos,
+           "the report has a same_code list");
+}
+
 void equalsForm() {
     const course::About about{.name = "test", .bytesEach = 4.0};
     const char* argv[] = {"test",     "--size=1024", "--samples=5",
@@ -182,6 +218,7 @@ int main(int argc, char** argv) {
     jsonStrings();
     jsonRows();
     jsonPaths();
+    sameCodeTally();
     equalsForm();
     roundOrder();
     if (failures != 0) {

@@ -45,9 +45,8 @@ public:
     // A decision between rows of the same code (a twin, a declared pair):
     // its timing, the median time of one launch, and whether the rule
     // called it faster or slower, which for the same code is a false call.
-    // Known gap: write() does not yet emit this tally (sameCodeRows), so
-    // records carry only the decisions' same_code flags, from which the
-    // tools tally (research/cold-order.md); emit it at the next header change.
+    // The tally, by timing and band, is the report's "same_code": every
+    // record carries the run's own error rate beside its results.
     void sameCode(const char* timing, double medianMs, bool falseCall) {
         const double us = 1000.0 * medianMs;
         const int band = us < kBandsUs[0] ? 0 : us < kBandsUs[1] ? 1 : 2;
@@ -76,6 +75,7 @@ public:
                                 ",\n  \"checks\": " + array(checks_) +
                                 ",\n  \"rows\": " + array(rows_) +
                                 ",\n  \"decisions\": " + array(decisions_) +
+                                ",\n  \"same_code\": " + array(sameCodeRows()) +
                                 "\n}\n";
         std::string tmp;
         const int fd = openNew(path + ".tmp", tmp);

@@ -353,3 +353,27 @@ def test_the_margin_of_a_band_covers_its_same_code_pairs_largest_shift():
     assert resolution.margin_for(m, "batch", 0.004) == cmp.MARGIN  # no same-code pair there
     twin = cmp.verdict(results["rows"][1]["samples_ms"], results["rows"][0]["samples_ms"])
     assert twin.word == "slower" and twin.at_margin(0.04).word != "slower"
+
+
+def test_a_runs_own_same_code_tally_must_equal_the_rules_recount():
+    """A program writes its own false-call count ("same_code"); record
+    admission refuses a run whose count the rule's recount of its samples
+    does not give, and a record made before programs wrote one passes."""
+    from coursetools.rule import resolution
+
+    def row(name, ms, scale=1.0):
+        return {"version": name, "set": "s cold", "timing": "cold", "samples_ms": [ms * scale] * 64}
+    results = {"rows": [row("cub", 0.004), row("cub-twin", 0.004, 1.04)],
+               "decisions": [{"set": "s cold", "a": "cub-twin", "b": "cub", "same_code": True}]}
+    assert resolution.disagreements(results) == [] and resolution.recorded(results) is None
+    results["same_code"] = [{"timing": "cold", "band": "under 8 us", "pairs": 1, "faster_or_slower": 1}]
+    assert resolution.disagreements(results) == []
+    assert resolution.recorded(results) == {("cold", "under 8 us"): 1}
+    results["same_code"][0]["faster_or_slower"] = 0
+    assert resolution.disagreements(results) == [
+        "same-code pairs, cold, under 8 us: the program counted (1, 0) (pairs, faster or slower), "
+        "the rule recounts (1, 1)"]
+    results["same_code"] = []  # a pair the program never counted
+    assert len(resolution.disagreements(results)) == 1
+    results["same_code"] = {"cold": 1}
+    assert resolution.disagreements(results) == ["results.same_code is not a list of objects"]

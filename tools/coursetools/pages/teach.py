@@ -242,7 +242,8 @@ class PageTeach:
         the program declares), how many the rule called faster or slower at
         its 2% margin (false calls: the rule's measured error rate), the
         largest shift between them, and the margin the page's words there
-        use (rule/resolution.py)."""
+        use (rule/resolution.py). A record whose program wrote its own
+        count shows it beside the rule's recount (equal, or it was refused)."""
         from ..rule import resolution
 
         if not self.verified:
@@ -250,9 +251,14 @@ class PageTeach:
         lines = ["| GPU | timing | median time | same-code pairs | called faster or slower | largest shift | "
                  "margin used |", "|" + " --- |" * 7]
         for run in self._runs:
-            for t in resolution.tally((run.record or {}).get("results") or {}):
+            results = (run.record or {}).get("results") or {}
+            own = resolution.recorded(results)  # the program's own count, where it wrote one
+            for t in resolution.tally(results):
+                called = f"{t['faster_or_slower']:,}"
+                if own is not None:
+                    called += f" (the run's own count: {own.get((t['timing'], t['band']), 0):,})"
                 lines.append(f"| {run.gpu} | {t['timing']} | {t['band']} | {t['pairs']:,} | "
-                             f"{t['faster_or_slower']:,} | {t['largest_shift_pct']:.1f}% | {t['margin_pct']:.1f}% |")
+                             f"{called} | {t['largest_shift_pct']:.1f}% | {t['margin_pct']:.1f}% |")
         return mark("\n".join(lines) + "\n")
 
     def evidence(self) -> str:

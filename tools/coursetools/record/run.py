@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..binaries import flags
 from ..errors import EvidenceError, UsageError, display_path
+from ..rule import resolution
 from ..sources import buildfile, manifest
 from ..sources.manifest import Lesson, build_dir
 from . import machine
@@ -336,6 +337,6 @@ def _admit(rec: dict, run: dict) -> None:
         said = run["stderr"].strip().splitlines()[-1:]
         raise EvidenceError(["refused to record: nothing shows that a GPU ran this program:"] + refused
                             + [f"the program said: {line[:300]}" for line in said])
-    impossible = impossible_rows(run["results"], rec["gpu"])
+    impossible = impossible_rows(run["results"], rec["gpu"]) + resolution.disagreements(run["results"])
     if impossible:
         raise EvidenceError(["refused to record: the run holds numbers no device allows:"] + impossible)

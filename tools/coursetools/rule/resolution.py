@@ -12,7 +12,11 @@ timing and band is widened to cover the largest such shift, rounded up to
 a half percent: no pair of that record, timing and band is then called
 faster or slower unless it differs by more than the same code did. The
 words on a page and in `compare` use the widened margin; the tally keeps
-the 2% words, the rule's error rate as calibrated."""
+the 2% words, the rule's error rate as calibrated.
+
+A run of the current header also writes its own tally ("same_code" in its
+results) from the words it decided while sampling, by the same arithmetic
+(common/course/detail/decide.cuh); `disagreements` holds the two equal."""
 
 from __future__ import annotations
 
@@ -68,3 +72,29 @@ def margins(results: dict) -> dict[tuple, float]:
 
 def margin_for(table: dict, timing: str, median_ms: float) -> float:
     return table.get((timing, band(median_ms)), cmp.MARGIN)
+
+
+def recorded(results: dict) -> dict[tuple, int] | None:
+    """The run's own count of false calls per (timing, band), as its
+    program wrote it; None for a record made before programs wrote one."""
+    rows = (results or {}).get("same_code")
+    if not isinstance(rows, list):
+        return None
+    return {(r.get("timing"), r.get("band")): r.get("faster_or_slower") for r in rows if isinstance(r, dict)}
+
+
+def disagreements(results: dict) -> list[str]:
+    """Where the program's own tally and the rule's recount of its samples
+    differ (pairs or false calls, per timing and band): one line each. The
+    two apply one rule to the same samples, so any difference is a fault
+    of the run's output, not noise."""
+    own = (results or {}).get("same_code")
+    if own is None:
+        return []
+    if not isinstance(own, list) or not all(isinstance(r, dict) for r in own):
+        return ["results.same_code is not a list of objects"]
+    ours = {(t["timing"], t["band"]): (t["pairs"], t["faster_or_slower"]) for t in tally(results)}
+    theirs = {(r.get("timing"), r.get("band")): (r.get("pairs"), r.get("faster_or_slower")) for r in own}
+    return [f"same-code pairs, {k[0]}, {k[1]}: the program counted {theirs.get(k, (0, 0))} "
+            f"(pairs, faster or slower), the rule recounts {ours.get(k, (0, 0))}"
+            for k in sorted(set(ours) | set(theirs), key=str) if ours.get(k, (0, 0)) != theirs.get(k, (0, 0))]
