@@ -282,6 +282,7 @@ def cmd_new(args) -> int:
 def cmd_record(args) -> int:
     from .record import format as record_format
     from .record import run
+    from .rule import resolution
 
     build = Path(args.build_dir) if args.build_dir else manifest.build_dir()
     lessons = manifest.load(build / "course-manifest.json")  # a bad manifest is a one-line error here
@@ -289,7 +290,8 @@ def cmd_record(args) -> int:
     lesson = manifest.find(lessons, args.lesson)
     path = run.record(lesson, args.tag, args.commit, args.clean, build=build, extra_args=args.args,
                       profile=not args.no_profile, timeline=not args.no_timeline, nvbench=not args.no_nvbench,
-                      review=Path(args.review) if args.review else None, manifest_info=info)
+                      review=Path(args.review) if args.review else None, manifest_info=info,
+                      refuse=resolution.disagreements)
     rec = record_format.load_record(path)
     print(f"record: wrote {display_path(path)}: exit code {rec['exit_code']}, {rec['gpu']['name']}, "
           f"executable {rec['executable']['sha256'][:12]}, sources {rec['sources']['digest'][:12]}; "

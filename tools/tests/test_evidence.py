@@ -169,8 +169,10 @@ def test_impossible_numbers_are_not_recorded(repo, monkeypatch):
         (lambda env, root: None, "altered"),
         (lambda env, root: None, "UNVERIFIED comment"),
         (lambda env, root: None, "not the lesson's own build target"),
+        (lambda env, root: None, "the program counted"),
     ],
-    ids=["exit-code", "failed-check", "old-gpu", "dirty", "stale", "altered", "unverified-source", "other-binary"],
+    ids=["exit-code", "failed-check", "old-gpu", "dirty", "stale", "altered", "unverified-source", "other-binary",
+         "own-tally-not-the-rules"],
 )
 def test_promotion_refused(repo, monkeypatch, reviewer_key, setup, reason):
     root, lesson = repo
@@ -180,10 +182,14 @@ def test_promotion_refused(repo, monkeypatch, reviewer_key, setup, reason):
     src = root / "lessons" / "day99_fake" / "fake.cu"
     if reason == "stale":
         write(src, '#include "course.cuh"\nint main() { return 1; }\n')
-    if reason in ("altered", "not the lesson's own build target"):
+    if reason in ("altered", "not the lesson's own build target", "the program counted"):
         rec = read_record(path)
         if reason == "altered":
             rec["stdout"] = rec["stdout"].replace("61.5", "41.5")
+        elif reason == "the program counted":  # a tally the rule's recount of the samples does not give
+            rec["results"]["same_code"] = [{"timing": "cold", "band": "under 8 us", "pairs": 3,
+                                            "faster_or_slower": 2}]
+            rec["digest"] = ev_format.record_digest(rec)
         else:
             rec["executable"]["target"] = "day98_other"
             rec["digest"] = ev_format.record_digest(rec)

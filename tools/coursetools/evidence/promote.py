@@ -24,6 +24,7 @@ from ..sources import buildfile, manifest
 from ..sources.manifest import Lesson
 from . import signing
 from ..rule.compare import compare_records, format_comparison
+from ..rule.resolution import disagreements
 from ..record.plausibility import impossible_rows, impossible_timeline
 from ..record.proof import gpu_proof_problems
 from ..record.format import (COMMIT_RE, SCHEMA, evidence_dir, load_record, record_digest, record_path,
@@ -96,6 +97,7 @@ def record_problems(lesson: Lesson, rec: dict, for_promotion: bool = True) -> li
         reasons.append("the record does not show the lesson built by its build (cmake --build)")
     reasons += gpu_proof_problems(rec)
     reasons += impossible_rows(results, gpu)
+    reasons += disagreements(results)  # the program's own same-code tally, recounted
     reasons += impossible_timeline(rec)
     reasons += [str(d) for d in buildfile.build_file_problems(lesson)]
     # What this machine's build compiles the lesson with: only where it is

@@ -15,10 +15,10 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 from ..binaries import flags
 from ..errors import EvidenceError, UsageError, display_path
-from ..rule import resolution
 from ..sources import buildfile, manifest
 from ..sources.manifest import Lesson, build_dir
 from . import machine
@@ -172,10 +172,14 @@ def _nvbench(lesson: Lesson, build: Path, wanted: bool) -> dict | None:
 
 def record(lesson: Lesson, tag: str, commit: str | None = None, clean: bool | None = None, build: Path | None = None,
            base: Path | None = None, extra_args: list[str] | None = None, profile: bool = True, timeline: bool = True,
-           review: Path | None = None, manifest_info: dict | None = None, nvbench: bool = True) -> Path:
+           review: Path | None = None, manifest_info: dict | None = None, nvbench: bool = True,
+           refuse: Callable[[dict], list[str]] | None = None) -> Path:
     """Checks that a record may be made, builds and runs the lesson, puts
     the record together, and writes it only once it shows a GPU ran the
-    program and holds nothing a device cannot do."""
+    program and holds nothing a device cannot do. `refuse` finds further
+    faults in the run's results (one line each): the caller passes the
+    rule's recount of the program's own same-code tally, since the GPU
+    side imports nothing of the rule."""
     out_path = record_path(lesson, tag, base)
     if out_path.exists():
         raise UsageError(f"{display_path(out_path)}: a record for {lesson.target} with tag '{tag}' already exists; "
@@ -189,7 +193,7 @@ def record(lesson: Lesson, tag: str, commit: str | None = None, clean: bool | No
     started = dt.datetime.now(dt.timezone.utc)
     runs = _run_all(lesson, build, list(extra_args or []), profile, timeline, nvbench)
     rec = _assemble(lesson, tag, started, runs, git, digest, built_by, manifest_info, extra_args)
-    _admit(rec, runs["main"])
+    _admit(rec, runs["main"], refuse)
     for key, value in (("results_error", runs["main"]["results_error"]), ("timeline", runs["timeline"]),
                        ("nvbench", runs["nvbench"]), ("review", review_data)):
         if value is not None:
@@ -329,14 +333,15 @@ def _assemble(lesson: Lesson, tag: str, started: dt.datetime, runs: dict, git: d
             "profile": runs["profile"]}
 
 
-def _admit(rec: dict, run: dict) -> None:
-    """Refuses a record that shows no GPU ran the program, or that holds
-    numbers no device allows: nothing is written."""
+def _admit(rec: dict, run: dict, refuse: Callable[[dict], list[str]] | None) -> None:
+    """Refuses a record that shows no GPU ran the program, that holds
+    numbers no device allows, or whose results `refuse` faults: nothing is
+    written."""
     refused = gpu_proof_problems(rec)
     if refused:
         said = run["stderr"].strip().splitlines()[-1:]
         raise EvidenceError(["refused to record: nothing shows that a GPU ran this program:"] + refused
                             + [f"the program said: {line[:300]}" for line in said])
-    impossible = impossible_rows(run["results"], rec["gpu"]) + resolution.disagreements(run["results"])
+    impossible = impossible_rows(run["results"], rec["gpu"]) + (refuse(run["results"]) if refuse else [])
     if impossible:
         raise EvidenceError(["refused to record: the run holds numbers no device allows:"] + impossible)
