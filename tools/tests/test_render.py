@@ -255,3 +255,12 @@ def test_a_snippet_name_in_two_lessons_fails_the_render_of_every_page(lesson):
     with pytest.raises(SourceError, match="duplicate snippet name 'cluster-launch'"):
         render.render_all([other, lesson])
     assert render.render_all([lesson], [lesson.target])[0]  # one lesson alone renders
+
+
+def test_the_rows_that_carry_over_on_the_same_host_only_are_named_as_the_lesson_declares_them():
+    """The expected output's carry-over line names the rows a lesson marks
+    host_bound, not every row launched into a stream."""
+    from coursetools.pages.rows import host_rows
+    assert host_rows([{"timing": "batch"}]) == "timing batch"
+    assert host_rows([{"schedule": "plain"}, {"schedule": "pdl"}, {"schedule": "pdl-early"}]) == \
+        "schedule plain, pdl or pdl-early"

@@ -143,6 +143,19 @@ class Run:
         return [self.rows[i] for i in sorted(picked)]
 
 
+
+def host_rows(selectors: list[dict]) -> str:
+    """The rows a carry-over's `host_bound` selectors name, in words:
+    [{"timing": "batch"}] -> 'timing batch'; several values of one field
+    -> 'schedule plain, pdl or pdl-early'."""
+    by: dict[str, list[str]] = {}
+    for sel in selectors:
+        for k, v in sel.items():
+            by.setdefault(str(k), []).append(str(v))
+    def listed(vs):
+        return vs[0] if len(vs) == 1 else ", ".join(vs[:-1]) + " or " + vs[-1]
+    return "; ".join(f"{k} {listed(vs)}" for k, vs in by.items())
+
 class PageRows:
     """The page API: state, snippets and numbers from rows."""
 
@@ -207,7 +220,8 @@ class PageRows:
         cmd = " ".join(r["command"])
         # What carries over is the author's words (lesson.toml): prose, checked as prose.
         # The helper's own words are shown, not measured: no claim in the author's rests on them.
-        other = "; ".join(c["what"] + (shown(" (its rows launched into a stream, whose times may include the host's launch work: on the same host only)") if c.get("host_bound")
+        other = "; ".join(c["what"] + (shown(f" (its rows of {host_rows(c['host_bound'])} include the host's launch "
+                                             "work: those carry over on the same host only)") if c.get("host_bound")
                                        else "") for c in self._lesson.info.carry_over) or "the ratios between rows"
         student = f"tools/course evidence compare {self._lesson.target} promoted your-run.json"
         return (shown(f"**{self.provenance()}**\n\nOn another GPU, or in another run on this one, every time "
