@@ -623,3 +623,46 @@ def test_what_a_comment_or_whitespace_edit_changes_is_refused_in_every_file_the_
     with pytest.raises(CourseError) as e:
         fake_lesson(in_tmp, target="day58_pdl", source="pdl.cu").digest_files(build)
     assert str(e.value).startswith(words), str(e.value)
+
+
+@pytest.mark.parametrize("typed", [
+    "In a graph, PDL is ten times as fast as plain launches.",
+    "A step takes 2x less time.",
+    "PDL takes a third of the time.",
+    "PDL halves the step time.",
+    "PDL takes a quarter of plain's time.",
+    "PDL: 2x the throughput.",
+    "It is as fast as plain.",
+    "Measured on the H200 at the largest size.",
+    "Verified on the H200.",
+    "**Verified on real hardware**",
+    "## Verified and measured on the H200",
+    "```text\ndecision: pdl < plain (verified)\n```",
+])
+def test_a_speed_up_or_a_provenance_in_words_is_a_claim_whatever_its_number(verified_prose, typed):
+    """A factor built from a stated constant ("2x"), a share in words, and
+    typed provenance ("Verified", "measured on the H200") are claims: only
+    a helper's output or the renderer's own line may make them."""
+    code, err = verified_prose(f"# Day\n\nText.\n\n{typed}\n")
+    assert code == 1 and "README.md.j2:" in err and "error: the claim" in err, err
+
+
+@pytest.mark.parametrize("comment", [
+    "Measured on the H200, a chain: PDL 4.73\n// us a step",   # a number and its unit on two lines
+    "PDL 4.73 msec a step",
+    "PDL 4.73 usec a step",
+    "PDL gives 2x",                                            # a factor of a stated constant
+    "4300 GBps, 92 pct of peak",
+    "thirty-seven times the speed of plain",
+    "PDL takes a third of the time",
+    "PDL halves the step time",
+])
+def test_a_snippet_comment_measurement_in_any_unit_or_over_two_lines_is_read(verified_prose, comment):
+    code, err = verified_prose("# Day\n\nThe step:\n\n{{ snippet('step') }}\n", comment)
+    assert code == 1 and "lessons/day99_fake/fake.cu:2: error: a comment in snippet 'step'" in err, err
+
+
+@pytest.mark.parametrize("box", ['\u00a0!!! success "Done"', '\\!!! success "Done"', '\u2003??? note "Done"'])
+def test_a_box_behind_an_invisible_space_or_an_escape_is_a_box(verified_prose, box):
+    code, err = verified_prose(f"# Day\n\nText.\n\n{box}\n    Body.\n")
+    assert code == 1 and "error: a box typed into the page" in err, err

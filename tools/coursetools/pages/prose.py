@@ -251,7 +251,8 @@ def problems_in(text: str, allowed: set[float], days: set[int], shown: str, temp
 # could pass for it, and its title is read apart from its body. Looked
 # for in code too, as written and with references decoded: a fence the
 # check reads and the site does not ("~~~ !") shows its lines as Markdown.
-BOX_RE = re.compile(r"^[ \t>]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+[ \t>]*)*(!!!|\?\?\?|\[![A-Za-z]+\])"
+BOX_RE = re.compile(r"^[ \t>\u00a0\u1680\u2000-\u200b\u202f\u205f\u3000\ufeff\\]*"
+                    r"(?:(?:[-*+]|\d{1,9}[.)])[ \t]+[ \t>]*)*(!!!|\?\?\?|\[![A-Za-z]+\])"
                     r"|(<details|<summary)\b|<\w[^>]*\s(class)\s*=", re.I)
 
 
@@ -398,9 +399,15 @@ def topic_problems(lesson: Lesson, allowed: set[float], days: set[int]) -> list[
 _WORD_NUMBERS = "|".join(sorted((w for w in NUMBER_WORDS if len(w) > 2), key=len, reverse=True))
 MEASURED_RE = re.compile(
     r"(?<![A-Za-z0-9_.])(\d[\d,]*(?:\.\d+)?|(?i:" + _WORD_NUMBERS + r"))[\s-]*"
-    r"(?:ms\b|milli-?seconds?|us\b|µs|micro-?seconds?|ns\b|nano-?seconds?|seconds?\b|[KMGT]i?B/s|"
-    r"[KMGT]i?B (?:a|per) second|bytes (?:a|per) second|x\b|×|%|per ?cent|"
-    r"times (?:faster|slower|quicker|as fast|more|less))|(?<![A-Za-z0-9_])[x×]\s?(\d[\d,]*(?:\.\d+)?)", re.I)
+    r"(?:ms\b|m?secs?\b|milli-?seconds?|us\b|usecs?\b|µs|micro-?seconds?|ns\b|nsecs?\b|nano-?seconds?|seconds?\b|(?<=[0-9])s\b|(?<=[0-9] )s\b|"
+    r"[KMGT]i?B/s|[KMGT]i?Bps\b|[KMGT]i?B (?:a|per) second|bytes (?:a|per) second|x\b|×|%|per ?cent|pct\b|"
+    r"times (?:faster|slower|quicker|as fast|more|less|the))|(?<![A-Za-z0-9_])[x×]\s?(\d[\d,]*(?:\.\d+)?)", re.I)
+# A speed-up states a measurement whatever its number: "10x" is no less a
+# claim where 10 is one of the lesson's constants.
+FACTOR_RE = re.compile(r"(?:x\b|×|times \w+(?: \w+)?)$|^[x×](?=\d)", re.I)
+# A comment's own markers, read as the space they are to its reader, so a
+# number and its unit on two lines of one comment paragraph read as one.
+COMMENT_MARKS = re.compile(r"(?m)(^[ \t]*(?://+|/\*+|\*+(?!/))|\*+/)")
 
 
 def _comments(code: str):
@@ -439,7 +446,9 @@ def snippet_comment_problems(lesson: Lesson, allowed: set[float]) -> list[Diagno
                 continue
             said, where = claims.readable(text)
             claim = claims.CLAIM_RE.search(said)
-            measured = [m for m in MEASURED_RE.finditer(text) if not _allowed(m.group(1) or m.group(2), allowed)]
+            plain = COMMENT_MARKS.sub(lambda m: " " * len(m.group(0)), text)
+            measured = [m for m in MEASURED_RE.finditer(plain)
+                        if FACTOR_RE.search(m.group(0).strip()) or not _allowed(m.group(1) or m.group(2), allowed)]
             for at, what in ([(where[claim.start()], f"makes a claim ('{claim.group(0)}')")] if claim else []) + \
                     [(m.start(), f"states a measurement ('{m.group(0)}')") for m in measured]:
                 line = sn.start + first - 1 + text.count("\n", 0, at)
