@@ -115,7 +115,7 @@ unsigned int gridFor(size_t n, int waves = kV9Waves) {
 // v1. Each level, threads whose index is a multiple of 2s add the element
 // s away. Correct, and slow: at each level only some lanes pass the
 // modulo test (from s = 32 on, lane 0 of some warps), so those warps run
-// the add for a few lanes while the rest wait. (The % by a power of two
+// the add for half their lanes or fewer. (The % by a power of two
 // is a test of tid's low bits; this build compiles it to an AND.)
 // Launch assumption: blockDim.x == kThreadsPerBlock, one element per thread.
 __global__ void reduceV1(const float* __restrict__ in, size_t n,
@@ -140,8 +140,8 @@ __global__ void reduceV1(const float* __restrict__ in, size_t n,
 
 // snippet: v2-interleaved-strided
 // v2. The same additions, assigned to consecutive threads: thread t works
-// on index 2st. Warps now stay whole (the first threads do all the work)
-// and the modulo is gone, but at stride s the active lanes touch words 2s
+// on index 2st. Whole warps now go idle, down to the last (the first threads
+// work) and the modulo is gone, but at stride s the active lanes touch words 2s
 // apart, so they share banks from the first level on: two lanes a bank at
 // s = 1, four at s = 2, eight from s = 4 to 16 (fewer lanes are active by
 // then), and shared memory serializes each bank's accesses.
@@ -374,8 +374,8 @@ void twoPass(size_t n, cudaStream_t s) {
 // float4 more than another (whole tiles per block would leave some blocks
 // a tile more than others). Each block reduces once, at the end, however
 // large n is, and adds its partial with one atomicAdd.
-// The loop is written once for two uses: `fold` is + for the sums (v8,
-// v9) and XOR for the read ceiling below, Word4 float4 or uint4.
+// The loop is written once for two uses: `fold` is + for the sums (v8
+// to v10) and XOR for the read ceiling below, Word4 float4 or uint4.
 // Launch assumption: blockDim.x == kThreadsPerBlock; `in` 16-byte aligned.
 template <typename Word4, typename T, typename Fold>
 __device__ T gridStrideFold(const T* __restrict__ in, size_t n, Fold fold) {
@@ -530,7 +530,7 @@ __global__ void reduceV10(const float* __restrict__ in, size_t n,
         // its arrival is counted; acquire, so the block that counts last
         // reads every partial after every arrival. (An acquire-release
         // atomic, not __threadfence(): that is a sequentially consistent
-        // fence, measured slower: research/one-pass.md.)
+        // fence, slower cold and from a graph: research/one-pass.md.)
         last = count.fetch_add(1u, cuda::memory_order_acq_rel) == gridDim.x - 1;
     }
     __syncthreads();  // `last`, and thread 0's acquire, for every thread
@@ -574,7 +574,7 @@ void enqueueV10(size_t n, cudaStream_t s) {
 
 // snippet: read-ceiling
 // The read ceiling: every 16-byte word of the input read once, with v9's
-// grid and its very loop, folded with XOR (one instruction per word, exact in
+// grid and its very loop, folded with XOR (two 3-input LOP3s a word, exact in
 // any order) and one atomicXor per block: where DRAM time dominates, what
 // a kernel that only reads achieves with v9's launch. Not a bound at small
 // sizes, where v9 runs a different, one-block kernel. Launch assumption:

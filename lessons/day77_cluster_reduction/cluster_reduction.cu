@@ -610,8 +610,8 @@ course::Experiment histogram(size_t n, unsigned int bins, bool skewed) {
 // elements are the neighbouring blocks' edge elements, which those blocks
 // have already loaded into their shared memory. With kDsm, inside a
 // cluster they are read from there through DSMEM; at the cluster's ends,
-// and without kDsm everywhere, from global memory (where they mostly hit
-// in cache: the neighbour loaded them too).
+// and without kDsm everywhere, from global memory (where they may hit in
+// cache: the neighbour loaded them too).
 //
 // Launch assumption: blockDim.x == kThreadsPerBlock; with kDsm in clusters
 // of kStencilCluster along x, the grid a multiple of it (padded blocks past

@@ -32,10 +32,10 @@ static __global__ void courseReadFlush(const int4* __restrict__ buf,
 }
 
 // Empties the L2 of anything the timed work could reuse: a write over a
-// buffer twice the L2's size (what nvbench does), then a read of a second
-// one. The read matters: after the write alone the L2 holds dirty lines,
-// and the timed kernel would pay for writing them back as it evicts them,
-// a cost that belongs to the flush.
+// buffer twice the L2's size (nvbench writes one the L2's size), then a read of
+// a second one. The read matters: after the write alone the L2 holds dirty
+// lines, and the timed kernel would pay for writing them back as it evicts
+// them, a cost that belongs to the flush.
 class L2Flusher {
 public:
     explicit L2Flusher(cudaStream_t stream) : stream_(stream) {
