@@ -91,9 +91,9 @@ __global__ void step(const float* __restrict__ x, float* __restrict__ y,
 
     if constexpr (kKind == Kind::PdlEarly || kKind == Kind::PdlPrologue) {
         if constexpr (kKind == Kind::PdlEarly) {
-            // Let the next step's blocks launch now. This says nothing
-            // about memory: the next step still waits for this grid to
-            // complete.
+            // This block lets the next step launch, once every block has.
+            // It says nothing about memory: the next step still waits for
+            // this grid to complete.
             cudaTriggerProgrammaticLaunchCompletion();
         }
         if constexpr (DAY58_READ_BEFORE_WAIT) {

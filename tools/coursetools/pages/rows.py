@@ -220,8 +220,8 @@ class PageRows:
         cmd = " ".join(r["command"])
         # What carries over is the author's words (lesson.toml): prose, checked as prose.
         # The helper's own words are shown, not measured: no claim in the author's rests on them.
-        other = "; ".join(c["what"] + (shown(f" (its rows of {host_rows(c['host_bound'])} include the host's launch "
-                                             "work: those carry over on the same host only)") if c.get("host_bound")
+        other = "; ".join(c["what"] + (shown(f" (its rows of {host_rows(c['host_bound'])} may include the host's "
+                                             "launch work, so they carry over on the same host only)") if c.get("host_bound")
                                        else "") for c in self._lesson.info.carry_over) or "the ratios between rows"
         student = f"tools/course evidence compare {self._lesson.target} promoted your-run.json"
         return (shown(f"**{self.provenance()}**\n\nOn another GPU, or in another run on this one, every time "
