@@ -231,8 +231,8 @@ __global__ void reduceClusterDsm(const float* __restrict__ in, size_t n,
     if (cluster.block_rank() == 0 && threadIdx.x == 0) {
         float total = 0.0f;
         for (unsigned int r = 0; r < cluster.num_blocks(); ++r) {
-            // The same shared array, seen through block r's window. Rank
-            // 0's own tile comes back unchanged when r is its own rank.
+            // The same shared array, seen through block r's window. When
+            // r is 0, rank 0 reads its own tile through the window too.
             const float* remote = cluster.map_shared_rank(tile, r);
             total += remote[0];
         }
@@ -608,7 +608,7 @@ course::Experiment histogram(size_t n, unsigned int bins, bool skewed) {
 // 3-point stencil, out[i] = 0.25 in[i-1] + 0.5 in[i] + 0.25 in[i+1], with
 // 0 outside [0, n). Each block owns kThreadsPerBlock outputs; its two halo
 // elements are the neighbouring blocks' edge elements, which those blocks
-// have already loaded into their shared memory. With kDsm, inside a
+// also load into their shared memory. With kDsm, inside a
 // cluster they are read from there through DSMEM; at the cluster's ends,
 // and without kDsm everywhere, from global memory (where they may hit in
 // cache: the neighbour loaded them too).
