@@ -174,3 +174,18 @@ def test_an_empty_selector_takes_every_row(tmp_path):
     assert sorted((c["row"]["version"], c["row"]["elements"]) for c in block["cells"]) == [
         ("x", 1), ("x", 2), ("y", 1), ("y", 2)]
     assert {c["left"].word for c in block["cells"]} == {"faster", "slower"}
+
+
+def test_rows_that_differ_only_in_fields_the_rule_does_not_name_stay_apart():
+    """A 2-D lesson's rows differ in `rows` and `cols`, fields the rule's
+    naming list does not hold: their sets keep them apart, so compare
+    matches each to its own and shows it by its naming fields."""
+    from coursetools.rule.compare import compare_records
+
+    def rec():
+        return {"results": {"rows": [
+            {"group": "t", "version": "v1", "timing": "cold", "rows": r, "cols": c, "set": f"t {r}x{c} cold",
+             "samples_ms": [m] * 20} for r, c, m in ((1024, 1024, 1.0), (2048, 512, 2.0))]}}
+    table = compare_records(rec(), rec())
+    assert sorted(t["a_median_ms"] for t in table) == [1.0, 2.0]
+    assert all(t["row"] == {"group": "t", "version": "v1", "timing": "cold"} for t in table)

@@ -22,7 +22,7 @@ from ..errors import Diagnostic, UsageError, display_path
 from ..sources.manifest import Lesson
 from . import resolution
 from . import verdict as rule
-from .rows import ROW_KEY_FIELDS, row_key
+from .rows import ROW_KEY_FIELDS, row_key, shown_key
 
 @dataclasses.dataclass(frozen=True)
 class Side:
@@ -181,7 +181,7 @@ def compare(lesson: Lesson, left: Side, right: Side) -> list[dict]:
             y = Cell.of(rp[key], right.margins) if key in rp else None
             row = (lp.get(key) or rp.get(key))[0]
             host = any(_matches(row, h) for h in c.get("host_bound", ()))
-            cells.append({"row": dict(key), "left": x, "right": y, "carried": carried(x, y), "host_bound": host})
+            cells.append({"row": shown_key(key), "left": x, "right": y, "carried": carried(x, y), "host_bound": host})
         out.append({"what": c["what"], "cells": cells})
     return out
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from . import verdict as cmp
-from .rows import row_key
+from .rows import row_key, shown_key
 
 
 def compare_records(a: dict, b: dict) -> list[dict]:
@@ -25,7 +25,7 @@ def compare_records(a: dict, b: dict) -> list[dict]:
             v = cmp.verdict(ra[key]["samples_ms"], rb[key]["samples_ms"])
         except ValueError:
             continue
-        out.append({"row": dict(key), "a_median_ms": v.a.median, "b_median_ms": v.b.median,
+        out.append({"row": shown_key(key), "a_median_ms": v.a.median, "b_median_ms": v.b.median,
                     "ratio": v.ratio, "verdict": v.word})
     return out
 

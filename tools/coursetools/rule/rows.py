@@ -29,4 +29,15 @@ def decided_pairs(results: dict, keep=is_twin_pair):
 
 
 def row_key(row: dict) -> tuple:
-    return tuple((k, row[k]) for k in ROW_KEY_FIELDS if k in row)
+    """A row's identity across records: the fields that name it and, last,
+    its set. The set is the lesson's own name for one comparison at one
+    size in one timing, so rows that differ only in a field this list
+    does not know (a 2-D lesson's rows and cols) stay apart."""
+    key = tuple((k, row[k]) for k in ROW_KEY_FIELDS if k in row)
+    return key + (("set", row["set"]),) if isinstance(row.get("set"), str) else key
+
+
+def shown_key(key: tuple) -> dict:
+    """A row key as a reader is shown it: its naming fields (the set is
+    the identity's, and repeats them)."""
+    return {k: v for k, v in key if k != "set"}
