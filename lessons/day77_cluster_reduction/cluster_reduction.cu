@@ -499,9 +499,7 @@ struct Histogram {
         for (size_t i = 0; i < n; ++i) {
             want[host[i] = key(i, bins, skewed)] += 1.0;
         }
-        keys.resize(n);
-        CUDA_CHECK(
-            cudaMemcpy(keys, host.data(), n * 4, cudaMemcpyHostToDevice));
+        keys.assign(host);
         out.resize(bins);
         CUDA_CHECK(cub::DeviceHistogram::HistogramEven(
             nullptr, cubBytes, keys.get(), out.get(), int(bins) + 1, 0u, bins,
