@@ -637,13 +637,13 @@ __global__ void stencil3(const float* __restrict__ in, size_t n,
 }
 // end snippet
 
-// The stencil's rows, over a random input the host keeps a copy of: the
+// The stencil's rows, over a random input whose values the host knows
+// without a copy back (course::fillRandom's element i is hashUnit(i)): the
 // halo from global memory, or from the neighbours through DSMEM. Within
 // 1e-6 of float64: three products of values in [0, 1), each term's
 // rounding under 2^-24 (about 6e-8), with a wide margin.
 course::Experiment stencil(size_t n) {
     const auto in = std::make_shared<course::DeviceArray<float>>();
-    const auto x = std::make_shared<std::vector<float>>();
     const int blocks = static_cast<int>(
         course::roundUp(course::ceilDiv(n, kThreadsPerBlock), kStencilCluster));
     course::Experiment e =
@@ -651,15 +651,15 @@ course::Experiment stencil(size_t n) {
     e.inputs = {{"", [=](cudaStream_t s) {
                      in->resize(n);
                      course::fillRandom(*in, n, s);
-                     *x = course::toHost(in->get(), n);
                  }}};
-    e.check = [x, n](const course::Checking& at) {
-        const std::vector<float>& v = *x;
+    e.check = [n](const course::Checking& at) {
+        const auto x = [n](size_t i) {  // 0 outside [0, n)
+            return i < n ? static_cast<double>(course::hashUnit(i)) : 0.0;
+        };
         return course::checkOutput(
             at.stream, at.row.work, gPartials.get(), n,
             [&](size_t i) {
-                return 0.25 * (i > 0 ? v[i - 1] : 0.0) + 0.5 * v[i] +
-                       0.25 * (i + 1 < n ? v[i + 1] : 0.0);
+                return 0.25 * x(i - 1) + 0.5 * x(i) + 0.25 * x(i + 1);
             },
             1e-6);
     };
