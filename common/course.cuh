@@ -26,6 +26,7 @@
 // in three modes (cold, batch, graph), the report as JSON, variants as
 // tables, the command line, the capability gate, profiling and timelines.
 #include "course/cli.cuh"
+#include "course/clusters.cuh"
 #include "course/experiment.cuh"
 #include "course/gpu.cuh"
 #include "course/json.cuh"

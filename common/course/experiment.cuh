@@ -21,6 +21,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -143,6 +144,27 @@ inline Row sampled(const std::string& unit, const std::vector<double>& v) {
         .nums(("samples_" + unit).c_str(), v);
 }
 
+// A probe's repeated trials: `once` runs one and gives its sample, or
+// nothing where the trial's own check failed. The first run is a warm-up
+// (module load, caches filled) and its sample is dropped; the first failed
+// trial ends the probe, its check `wrong`; else the check is `right` and
+// the `count` samples are the row's values, as `unit`.
+inline Probed trials(int count, const std::string& unit,
+                     const std::string& right, const std::string& wrong,
+                     const std::function<std::optional<double>()>& once) {
+    std::vector<double> samples;
+    for (int t = 0; t <= count; ++t) {
+        const std::optional<double> got = once();
+        if (!got) {
+            return {{false, wrong}};
+        }
+        if (t > 0) {
+            samples.push_back(*got);
+        }
+    }
+    return {{true, right}, sampled(unit, samples)};
+}
+
 // A measurement of the lesson's own, not a timing by the rule: a chase's
 // cycles a load, how often a race goes wrong. Its row is `fields` (as
 // listed) and then what `measure` found; its check is named `label`.
@@ -174,6 +196,26 @@ Checked checkOutput(cudaStream_t stream, const Work& work, T* out, size_t count,
     poison(out, count, stream);
     work(stream);
     return expectAll(out, count, want, tol);
+}
+
+// A check of a reduction's work: the work run once, its total one value
+// at `sum` (zeroed first) or, with `count` above 0, the `count` partials at
+// `partials` (poisoned first: one never written cannot pass), added in
+// float64 on the host, within `tol` of `want`. It takes the arrays, not
+// their pointers, as a plan is declared before the setup allocates them.
+template <typename T>
+Check totalIs(const DeviceArray<T>& sum, const DeviceArray<T>& partials,
+              size_t count, double want, double tol = 0.0) {
+    return [&sum, &partials, count, want, tol](const Checking& at) {
+        CUDA_CHECK(cudaMemsetAsync(sum.get(), 0, sizeof(T), at.stream));
+        poison(partials.get(), count, at.stream);
+        at.row.work(at.stream);
+        double got = count == 0 ? toHost(sum.get(), 1)[0] : 0.0;
+        for (T v : toHost(partials.get(), count)) {
+            got += v;
+        }
+        return closeTo(got, want, tol);
+    };
 }
 
 // Every power of two from 2^0 to 2^maxLog2 and its ragged neighbour 2^k +

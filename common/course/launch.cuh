@@ -112,6 +112,18 @@ std::vector<int> clusterSizes(void (*kernel)(KernelArgs...), dim3 block,
     return out;
 }
 
+// The PTX architecture `kernel` was compiled for (90: compute_90), which
+// is what CUB's PtxVersion() asks: a build for older GPUs, run on a newer
+// one from its PTX, holds none of the newer architectures' code, so a
+// launch that relies on that code (a programmatic wait) must ask this,
+// not the GPU's compute capability.
+template <typename... KernelArgs>
+int ptxVersion(void (*kernel)(KernelArgs...)) {
+    cudaFuncAttributes f = {};
+    CUDA_CHECK(cudaFuncGetAttributes(&f, kernel));
+    return f.ptxVersion;
+}
+
 // The shared memory a block may opt into on the current GPU (the H200:
 // 227 KiB, CUDA's table of limits for 9.0).
 inline int sharedOptin() {

@@ -76,13 +76,7 @@ class DeviceArray {
 public:
     DeviceArray() = default;
     explicit DeviceArray(size_t count) { resize(count); }
-    // A copy of `host` on the device (a synchronous copy: the array is
-    // ready when the constructor returns).
-    explicit DeviceArray(const std::vector<T>& host)
-        : DeviceArray(host.size()) {
-        CUDA_CHECK(cudaMemcpy(p_, host.data(), host.size() * sizeof(T),
-                              cudaMemcpyHostToDevice));
-    }
+    explicit DeviceArray(const std::vector<T>& host) { assign(host); }
     // Not checked: by now every result has been checked and reported, and
     // a sticky error would have stopped the lesson at its next call. An
     // empty one frees nothing (cudaFree(nullptr) would start the runtime,
@@ -101,6 +95,13 @@ public:
         }
         count_ = count;
         CUDA_CHECK(cudaMalloc(&p_, std::max<size_t>(count, 1) * sizeof(T)));
+    }
+    // Becomes a copy of `host` (a synchronous copy: the array is ready when
+    // this returns), as an input a lesson makes on the host is loaded.
+    void assign(const std::vector<T>& host) {
+        resize(host.size());
+        CUDA_CHECK(cudaMemcpy(p_, host.data(), host.size() * sizeof(T),
+                              cudaMemcpyHostToDevice));
     }
     operator T*() const { return p_; }
     T* get() const { return p_; }

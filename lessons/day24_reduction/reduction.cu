@@ -733,9 +733,7 @@ course::Experiment experiment(const char* group, size_t n) {
 // architecture, as CUB's PtxVersion() asks). A build for older GPUs, run on
 // a newer one from its PTX, has no wait in it and must not overlap.
 void allocate(size_t n) {
-    cudaFuncAttributes finish = {};
-    CUDA_CHECK(cudaFuncGetAttributes(&finish, finishPartials));
-    gProgrammatic = finish.ptxVersion >= 90;
+    gProgrammatic = course::ptxVersion(finishPartials) >= 90;
     gMachineGrid = course::residentBlocks(reduceV9, kThreadsPerBlock, {});
     size_t cubBytes = 0;
     CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, cubBytes, gIn.get(), gOut.get(),

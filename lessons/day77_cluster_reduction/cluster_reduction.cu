@@ -105,17 +105,6 @@ int firstBlocks(size_t n) {
     return static_cast<int>(course::ceilDiv(n, kElemsPerBlock));
 }
 
-// A launch of `kernel` over `blocks` blocks in clusters of `cluster` (0:
-// without clusters), with `smem` bytes of dynamic shared memory a block.
-template <typename... KernelArgs, typename... Args>
-void inClusters(void (*kernel)(KernelArgs...), int blocks, int cluster,
-                cudaStream_t s, size_t smem, Args&&... args) {
-    course::launch(
-        kernel, blocks, kThreadsPerBlock, s,
-        course::LaunchAttrs{static_cast<unsigned int>(cluster), false, smem},
-        std::forward<Args>(args)...);
-}
-
 // A group's rows at n elements, timed in batch and cold; the rows of
 // `twins` timed twice, the same code against itself (the rule's false
 // calls, measured in this very run).
@@ -140,37 +129,23 @@ course::Case row(std::string name, course::Work work, double bytes, int c,
             .against = std::move(against)};
 }
 
-// A `here` (course::Case) for a row in clusters of c (0: none) of `kernel`
-// with `smem` bytes a block: the row runs where that launches, in a
-// one-wave grid shared by all of `sizes` that launch (so the rows differ in
-// their tails alone), and counts `perCluster` global atomics a cluster.
-template <typename... KernelArgs>
-auto oneWave(void (*kernel)(KernelArgs...), int c, std::vector<int> sizes,
-             size_t smem, long long perCluster, std::shared_ptr<int> grid) {
-    return [=](course::Case& r) -> std::string {
-        const std::vector<int> ok = course::clusterSizes(
-            kernel, kThreadsPerBlock, sizes, 1, sizes.back(), smem);
-        if (smem > static_cast<size_t>(course::sharedOptin()) ||
-            (c > 0 && std::find(ok.begin(), ok.end(), c) == ok.end())) {
-            return course::format("clusters of %d, %zu bytes a block", c, smem);
-        }
-        *grid = course::oneWaveGrid(kernel, kThreadsPerBlock, ok, smem);
-        r.fields.integer("global_atomics", perCluster * *grid / std::max(c, 1));
-        return "";
-    };
+// A row's `here` (course::inOneWave): in clusters of c (0: none) of
+// `kernel`, in the one-wave grid of all `sizes`, counting `perCluster`
+// global atomics a cluster once that grid is known.
+template <typename Kernel>
+auto oneWave(Kernel kernel, int c, std::vector<int> sizes, size_t smem,
+             long long perCluster, std::shared_ptr<int> grid) {
+    return course::inOneWave(
+        kernel, kThreadsPerBlock, c, std::move(sizes), smem, std::move(grid),
+        [=](course::Case& r, int g) {
+            r.fields.integer("global_atomics", perCluster * g / std::max(c, 1));
+        });
 }
 
 // The reductions' check: the ones add up to n exactly, in the sum
 // (`stored` 0) or in the `stored` partials.
-course::Checked total(const course::Checking& at, size_t stored, size_t n) {
-    CUDA_CHECK(cudaMemsetAsync(gSum, 0, sizeof(float), at.stream));
-    course::poison(gPartials.get(), stored, at.stream);
-    at.row.work(at.stream);
-    double got = stored == 0 ? course::toHost(gSum.get(), 1)[0] : 0.0;
-    for (float v : course::toHost(gPartials.get(), stored)) {
-        got += v;
-    }
-    return course::closeTo(got, static_cast<double>(n), 0.0);
+course::Check total(size_t stored, size_t n) {
+    return course::totalIs(gSum, gPartials, stored, static_cast<double>(n));
 }
 
 // How a kernel hands its result to global memory.
@@ -297,7 +272,7 @@ course::Experiment firstAndCosts(size_t n) {
     e.timeline = {
         .rows = {"atomic", "dsm-1", "dsm-2", "store", "cluster-launch-1"},
         .kernels = {"{row}", ""}};
-    e.check = [n](const course::Checking& at) { return total(at, 0, n); };
+    e.check = total(0, n);
     for (const Shape& sh : kShapes) {
         for (int c : sh.clustered ? kPortable : std::vector<int>{0}) {
             const int grid = static_cast<int>(
@@ -307,8 +282,9 @@ course::Experiment firstAndCosts(size_t n) {
             e.cases.push_back(row(
                 sh.name + size,
                 [k = sh.kernel, grid, c, n, sum = sh.toSum](cudaStream_t s) {
-                    inClusters(k, grid, c, s, 0, gOnes.get(), n,
-                               sum ? gSum.get() : gPartials.get());
+                    course::launchInClusters(
+                        k, grid, kThreadsPerBlock, c, 0, s, gOnes.get(), n,
+                        sum ? gSum.get() : gPartials.get());
                 },
                 4.0 * n, c,
                 {std::string(sh.against) + (sh.sameSize ? size : "")},
@@ -316,9 +292,7 @@ course::Experiment firstAndCosts(size_t n) {
                     .str("part", sh.part)
                     .integer("global_atomics", sh.toSum ? blocks : 0)));
             if (!sh.toSum) {
-                e.cases.back().check = [blocks, n](const course::Checking& at) {
-                    return total(at, blocks, n);
-                };
+                e.cases.back().check = total(blocks, n);
             }
         }
     }
@@ -388,14 +362,15 @@ __global__ void persistentReduce(const float* __restrict__ in, size_t n,
 course::Experiment persistent(size_t n) {
     course::Experiment e = group("persistent", "persistent", n,
                                  {"persistent-atomic", "persistent-dsm-8"});
-    e.check = [n](const course::Checking& at) { return total(at, 0, n); };
+    e.check = total(0, n);
     for (int c : {0, 1, 2, 4, 8, 16}) {
         const auto grid = std::make_shared<int>(0);
         e.cases.push_back(row(
             c ? "persistent-dsm-" + std::to_string(c) : "persistent-atomic",
             [grid, c, n](cudaStream_t s) {
-                inClusters(c ? persistentReduce<true> : persistentReduce<false>,
-                           *grid, c, s, 0, gOnes.get(), n, gSum.get());
+                course::launchInClusters(
+                    c ? persistentReduce<true> : persistentReduce<false>, *grid,
+                    kThreadsPerBlock, c, 0, s, gOnes.get(), n, gSum.get());
             },
             4.0 * n, c, {c ? "persistent-atomic" : ""}));
         e.cases.back().here =
@@ -524,9 +499,7 @@ struct Histogram {
         for (size_t i = 0; i < n; ++i) {
             want[host[i] = key(i, bins, skewed)] += 1.0;
         }
-        keys.resize(n);
-        CUDA_CHECK(
-            cudaMemcpy(keys, host.data(), n * 4, cudaMemcpyHostToDevice));
+        keys.assign(host);
         out.resize(bins);
         CUDA_CHECK(cub::DeviceHistogram::HistogramEven(
             nullptr, cubBytes, keys.get(), out.get(), int(bins) + 1, 0u, bins,
@@ -569,8 +542,9 @@ course::Experiment histogram(size_t n, unsigned int bins, bool skewed) {
             [=](cudaStream_t s) {
                 CUDA_CHECK(
                     cudaMemsetAsync(h->out, 0, bins * sizeof(unsigned int), s));
-                inClusters(kernel, *grid, c, s, smem, h->keys.get(), n, bins,
-                           h->out.get());
+                course::launchInClusters(kernel, *grid, kThreadsPerBlock, c,
+                                         smem, s, h->keys.get(), n, bins,
+                                         h->out.get());
             },
             4.0 * n, c, against));
         e.cases.back().here =
@@ -663,13 +637,13 @@ __global__ void stencil3(const float* __restrict__ in, size_t n,
 }
 // end snippet
 
-// The stencil's rows, over a random input the host keeps a copy of: the
+// The stencil's rows, over a random input whose values the host knows
+// without a copy back (course::fillRandom's element i is hashUnit(i)): the
 // halo from global memory, or from the neighbours through DSMEM. Within
 // 1e-6 of float64: three products of values in [0, 1), each term's
 // rounding under 2^-24 (about 6e-8), with a wide margin.
 course::Experiment stencil(size_t n) {
     const auto in = std::make_shared<course::DeviceArray<float>>();
-    const auto x = std::make_shared<std::vector<float>>();
     const int blocks = static_cast<int>(
         course::roundUp(course::ceilDiv(n, kThreadsPerBlock), kStencilCluster));
     course::Experiment e =
@@ -677,15 +651,15 @@ course::Experiment stencil(size_t n) {
     e.inputs = {{"", [=](cudaStream_t s) {
                      in->resize(n);
                      course::fillRandom(*in, n, s);
-                     *x = course::toHost(in->get(), n);
                  }}};
-    e.check = [x, n](const course::Checking& at) {
-        const std::vector<float>& v = *x;
+    e.check = [n](const course::Checking& at) {
+        const auto x = [n](size_t i) {  // 0 outside [0, n)
+            return i < n ? static_cast<double>(course::hashUnit(i)) : 0.0;
+        };
         return course::checkOutput(
             at.stream, at.row.work, gPartials.get(), n,
             [&](size_t i) {
-                return 0.25 * (i > 0 ? v[i - 1] : 0.0) + 0.5 * v[i] +
-                       0.25 * (i + 1 < n ? v[i + 1] : 0.0);
+                return 0.25 * x(i - 1) + 0.5 * x(i) + 0.25 * x(i + 1);
             },
             1e-6);
     };
@@ -694,8 +668,9 @@ course::Experiment stencil(size_t n) {
         e.cases.push_back(row(
             dsm ? "stencil-dsm" : "stencil-global",
             [=](cudaStream_t s) {
-                inClusters(dsm ? stencil3<true> : stencil3<false>, blocks, c, s,
-                           0, in->get(), n, gPartials.get());
+                course::launchInClusters(dsm ? stencil3<true> : stencil3<false>,
+                                         blocks, kThreadsPerBlock, c, 0, s,
+                                         in->get(), n, gPartials.get());
             },
             8.0 * n, c, {dsm ? "stencil-global" : ""}));  // read in, write out
     }
@@ -820,31 +795,30 @@ const std::pair<const char*, Chaser> kChases[] = {
 // One chase: `trials` runs after a warm-up (module load, L2 fill), each a
 // load's cycles; checked by where every chase ended.
 course::Probe chase(const char* name, Chaser kernel, int trials) {
-    return {
-        .group = "latency",
-        .label = name,
-        .fields = course::Row().str("mode", name),
-        .measure = [=](cudaStream_t s) {
-            std::vector<unsigned int> h(kChaseLinks);
-            for (int k = 0; k < kChaseLinks; ++k) {
-                h[k] = (k + kChaseStride) % kChaseLinks;
-            }
-            const course::DeviceArray<unsigned int> links(h);
-            const course::DeviceArray<unsigned long long> out(2);
-            std::vector<double> cycles;
-            for (int t = 0; t <= trials; ++t) {
-                course::launch(kernel, 2, 32, s, {2, false, 0}, links.get(),
-                               out.get());
-                const auto got = course::toHost(out.get(), 2);
-                if (got[1] != 1ull * kChaseSteps * kChaseStride % kChaseLinks) {
-                    return course::Probed{
-                        {false, "a chase ended at a wrong link"}};
+    return {.group = "latency",
+            .label = name,
+            .fields = course::Row().str("mode", name),
+            .measure = [=](cudaStream_t s) {
+                std::vector<unsigned int> h(kChaseLinks);
+                for (int k = 0; k < kChaseLinks; ++k) {
+                    h[k] = (k + kChaseStride) % kChaseLinks;
                 }
-                cycles.insert(cycles.end(), t > 0, 1.0 * got[0] / kChaseSteps);
-            }
-            return course::Probed{{true, "every chase ended at its link"},
-                                  course::sampled("cycles", cycles)};
-        }};
+                const course::DeviceArray<unsigned int> links(h);
+                const course::DeviceArray<unsigned long long> out(2);
+                return course::trials(
+                    trials, "cycles", "every chase ended at its link",
+                    "a chase ended at a wrong link",
+                    [&]() -> std::optional<double> {
+                        course::launch(kernel, 2, 32, s, {2, false, 0},
+                                       links.get(), out.get());
+                        const auto got = course::toHost(out.get(), 2);
+                        if (got[1] !=
+                            1ull * kChaseSteps * kChaseStride % kChaseLinks) {
+                            return std::nullopt;
+                        }
+                        return 1.0 * got[0] / kChaseSteps;
+                    });
+            }};
 }
 
 // The bandwidth rows: two blocks per SM, in clusters of 2, reading their
@@ -861,14 +835,14 @@ course::Experiment bandwidth(int reps) {
                                    2 * gSms, [&](size_t) { return want; });
     };
     for (bool remote : {false, true}) {
-        e.cases.push_back(
-            row(remote ? "dsm-bandwidth-remote" : "dsm-bandwidth-local",
-                [remote, reps](cudaStream_t s) {
-                    inClusters(
-                        remote ? sharedBandwidth<true> : sharedBandwidth<false>,
-                        2 * gSms, 2, s, 0, gPartials.get(), reps);
-                },
-                0.0, 2, {remote ? "dsm-bandwidth-local" : ""}));
+        e.cases.push_back(row(
+            remote ? "dsm-bandwidth-remote" : "dsm-bandwidth-local",
+            [remote, reps](cudaStream_t s) {
+                course::launchInClusters(
+                    remote ? sharedBandwidth<true> : sharedBandwidth<false>,
+                    2 * gSms, kThreadsPerBlock, 2, 0, s, gPartials.get(), reps);
+            },
+            0.0, 2, {remote ? "dsm-bandwidth-local" : ""}));
         e.cases.back().here = [reps](course::Case& r) {
             r.bytes = 4.0 * 2 * gSms * reps * kBwFloats;
             return std::string();
@@ -909,10 +883,6 @@ int main(int argc, char** argv) {
         gPartials.resize(std::max<size_t>(
             {n, course::roundUp(firstBlocks(n), 16), 2u * gSms}));
         course::fill(gOnes, n, 1.0f, l.stream());
-        for (auto kernel : {histogramPrivate<false>, histogramPrivate<true>,
-                            histogramDistributed}) {
-            course::allowSharedMemory(kernel, course::sharedOptin());
-        }
         l.setting(course::Row().integer("threads_per_block", kThreadsPerBlock));
     });
 }

@@ -32,10 +32,6 @@ void setup() {
     gSum.resize(1);
     gPartials.resize(kDefaultElems);
     course::fill(gOnes, kDefaultElems, 1.0f, nullptr);
-    for (auto kernel : {histogramPrivate<false>, histogramPrivate<true>,
-                        histogramDistributed}) {
-        course::allowSharedMemory(kernel, course::sharedOptin());
-    }
 }
 
 // Each state's row, checked once as the lesson checks it before nvbench
