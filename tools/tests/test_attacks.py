@@ -666,3 +666,65 @@ def test_a_snippet_comment_measurement_in_any_unit_or_over_two_lines_is_read(ver
 def test_a_box_behind_an_invisible_space_or_an_escape_is_a_box(verified_prose, box):
     code, err = verified_prose(f"# Day\n\nText.\n\n{box}\n    Body.\n")
     assert code == 1 and "error: a box typed into the page" in err, err
+
+
+# ----------------------------------------------------------------------
+# Fifth round (2026-12-03): a number built by arithmetic from stated
+# constants, and the verified box's place on the page
+# ----------------------------------------------------------------------
+
+ARITH = "error: a number built by arithmetic from typed numbers"
+CONSTANTS = LessonInfo(constants=(64.0, 24.0, 3.0, 2.0, 1.0, 8.0, 16.0))
+
+
+@pytest.mark.parametrize("typed, line", [
+    ("The chain saves 64 \u2212 24 \u2212 3 = 37 ticks.", 5),
+    ("The chain saves 64 - 24 - 3 ticks.", 5),
+    ("The chain saves 64-24 -3 ticks.", 5),
+    ("A grid of 64 \u00d7 3 blocks.", 5),
+    ("A grid of 64x3 blocks.", 5),
+    ("A grid of 64 x 3 blocks.", 5),
+    ("A grid of 64 * 3 blocks.", 5),                    # the star shows: no emphasis around spaces
+    ("That is 24/3 a step.", 5),
+    ("That is 24 \u00f7 3 a step.", 5),
+    ("In all 64+24 elements.", 5),
+    ("It takes 2 \u00b7 3 passes.", 5),
+    ("It takes 2\u22c53 passes.", 5),
+    ("It saves 64 \u2013 24 ticks.", 5),                # a spaced en dash is a minus
+    ("In all 64 = 8 \u00d7 8 blocks.", 5),
+    ("It saves 64 ms \u2212\n24 ms.", 5),               # wrapped after the operator
+    ("It saves sixty-four minus twenty-four ticks.", 5),
+    ("It takes three times eight steps.", 5),
+    ("It takes sixty-four divided by eight steps.", 5),
+    ("It takes 64 \u2248 3 \u00d7 24 steps.", 5),
+    ("It saves 64 &minus; 24 ticks.", 5),                # a character reference
+    ("It saves 64 \uff0d 24 ticks.", 5),                # a full-width minus
+    ("A grid of 64\u00a0\u2715\u00a03 blocks.", 5),
+    ("It saves 64 **\u2212** 24 ticks.", 5),           # emphasis shows as nothing
+    ("Inline: `64 * 3` blocks.", 5),                    # typed code is read as typed
+    ("```text\nblocks: 64 * 3\n```", 6),
+    ("It takes {{ page.measured('median_ms', version='a') }} \u00d7 3 ms.", 5),  # a helper's number times a typed one
+])
+def test_a_number_built_by_arithmetic_from_constants_is_refused(verified_prose, typed, line):
+    code, err = verified_prose(f"# Day\n\nText.\n\n{typed}\n", info=CONSTANTS)
+    assert code == 1 and f"README.md.j2:{line}: {ARITH}" in err, err
+
+
+def test_arithmetic_in_a_shown_snippet_a_helpers_range_and_closed_up_ranges_pass(verified_prose):
+    comment = "a step\nconstexpr int kN = 2 * kThreadsPerBlock - 1, kM = 64 * 3 + 24 / 8;"
+    code, err = verified_prose(
+        "# Day\n\nThe step:\n\n{{ snippet('step') }}\n\n"
+        "Sizes 1\u20138 and 1 to 8, checked 2026-12-02; `sm_90 + float4 * 2`, 2^24, K = 4 / 16 / 64.\n\n"
+        "{{ page.measured('median_ms', version='a') }}\u2013{{ page.measured('median_ms', version='a') }} ms, "
+        "{{ page.measured('median_ms', version='a') }} \u2212 {{ page.measured('median_ms', version='a') }}.\n",
+        comment, info=LessonInfo(constants=(64.0, 24.0, 3.0, 2.0, 1.0, 8.0, 16.0, 4.0)))
+    assert code == 0, err
+
+
+@pytest.mark.parametrize("text", [
+    "Sizes 1\u20138, 1-8, 1 to 8 and 2.7\u20132.8%.", "Checked 2026-12-02.", "`cuda-12-8`, version 13.0.1.",
+    "`0x1F`, `0b101`.", "The x86-64 build.", "K = 4 / 16 / 64.", "`4/16/64`", "A 64-bit count; 3 times faster.",
+    "- 64\n- 24", "64, 24 and 3.", "v9 \u2212 v1 and sm_90 + sm_100.", "The size is just under 2^24.",
+])
+def test_ranges_dates_versions_names_and_lists_are_not_arithmetic(text):
+    assert not [p for p in prose_problems(text, allowed=(1, 2, 3, 4, 8, 16, 24, 64)) if "arithmetic" in p], text
