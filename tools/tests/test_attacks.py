@@ -541,7 +541,7 @@ def test_a_factor_written_before_its_number_is_a_number(verified_prose, typed):
 @pytest.mark.parametrize("typed", [
     "{{ page.sass('k', 'graph-pdl is far faster than plain') }}",  # its heading is the helper's, not a measurement
     "`graph-pdl` is far faster than plain:\n{{ snippet('step') }}",  # nor is a snippet's source line
-    "{{ page.expected_output() }}",                                  # nor the output's preamble
+    "## Evidence\n\n{{ page.expected_output() }}",                  # nor the output's preamble
     "Built by {{ lesson.build_command }}, it is far faster than plain.",  # nor a fact of the build
     "{{ page.provenance() }} And far faster than plain.",
 ])
@@ -579,7 +579,8 @@ def _site_page(in_tmp):
 
 def test_a_long_text_block_the_page_typed_is_not_titled_the_programs_output(verified_prose, in_tmp):
     lines = "\n".join(f"pdl {i}" for i in range(20))
-    code, err = verified_prose(f"# Day\n\n{{{{ page.expected_output() }}}}\n\n```text\n{lines}\n```\n", command="render")
+    code, err = verified_prose(f"# Day\n\n## Evidence\n\n{{{{ page.expected_output() }}}}\n\n```text\n{lines}\n```\n",
+                               command="render")
     assert code == 0, err
     assert "program's output" not in _site_page(in_tmp)
 
@@ -728,3 +729,51 @@ def test_arithmetic_in_a_shown_snippet_a_helpers_range_and_closed_up_ranges_pass
 ])
 def test_ranges_dates_versions_names_and_lists_are_not_arithmetic(text):
     assert not [p for p in prose_problems(text, allowed=(1, 2, 3, 4, 8, 16, 24, 64)) if "arithmetic" in p], text
+
+
+EO = "{{ page.expected_output() }}"
+
+
+@pytest.mark.parametrize("body, line, words", [
+    (f"## Evidence\n\n{EO}\n\n{EO}", 9, "is called 2 times"),
+    (f"## Evidence\n\n{{% for i in range(2) %}}\n{EO}\n{{% endfor %}}", 8, "is called 2 times"),
+    (f"## Evidence\n\n{{% set b = page.expected_output() %}}\n{{{{ b }}}}\n\n{{{{ b }}}}", 7, "placed 2 times"),
+    (f"## Evidence\n\n{{% set b = page.expected_output() %}}\nNothing.", 7, "is not placed"),
+    ("## Evidence\n\nNothing here.", 5, "does not show the program's verified output"),
+    (f'## Evidence\n\n!!! note "The run"\n\n    {EO}', 9, "does not begin its line"),
+    (f'## Evidence\n\n??? note "The run"\n    {EO}', 8, "does not begin its line"),
+    (f"## Evidence\n\n- {EO}", 7, "does not begin its line"),
+    (f"## Evidence\n\n- the run:\n{EO}", 8, "the line above it is not blank"),
+    (f"## Evidence\n\n> {EO}", 7, "does not begin its line"),
+    (f"## Evidence\n\n> The run:\n{EO}", 8, "the line above it is not blank"),
+    (f"## Evidence\n\n| run |\n| --- |\n| {EO} |", 9, "does not begin its line"),
+    (f"## Evidence\n\n    {EO}", 7, "does not begin its line"),
+    (f"## Evidence\n\n```text\n\n{EO}\n\n```", 9, "inside a fenced block"),
+    (f"## Evidence\n\n<details>\n\n{EO}\n\n</details>", 9, "inside an HTML element"),
+    (f"## Evidence\n\n<!--\n\n{EO}\n\n-->", 9, "inside an HTML comment"),
+    (f"{EO}\n\n## Evidence\n\nThe run.", 5, "before the evidence appendix"),
+    (f"## Evidence\n\nThe run.\n\n## What next\n\n{EO}", 11, "in the section 'What next'"),
+    (f"## Evidence\n\nThe run.\n\nWhat next\n---------\n\n{EO}", 12, "in the section 'What next'"),
+    (f"## Evidence\n\n# Another page\n\n{EO}", 9, "before the evidence appendix"),
+])
+def test_the_verified_box_stands_once_at_top_level_in_the_evidence_appendix(verified_prose, body, line, words):
+    code, err = verified_prose(f"# Day\n\nText.\n\n{body}\n")
+    assert code == 1 and f"README.md.j2:{line}: error: " in err and words in err, err
+    assert "expected_output()" in err and len([l for l in err.splitlines() if "expected_output" in l]) == 1, err
+
+
+@pytest.mark.parametrize("body", [
+    f"## Evidence\n\n{EO}",
+    f"## Evidence and sources\n\nThe run.\n\n### Evidence: the steps\n\n- a list,\n- ended.\n\n{EO}\n\nAfter.",
+    f"## Evidence\n\n```text\nplain output\n```\n\n{EO}",
+    "Draft page: no appendix, no box.",
+])
+def test_the_verified_box_in_its_appendix_passes(verified_prose, body):
+    code, err = verified_prose(f"# Day\n\nText.\n\n{body}\n")
+    assert code == 0, err
+
+
+def test_the_verified_box_placed_with_its_words_changed_is_refused(verified_prose):
+    info = LessonInfo(carry_over=({"what": "Row A over row B", "a": {"x": "y"}, "b": {"x": "z"}},))
+    code, err = verified_prose("# Day\n\nText.\n\n## Evidence\n\n{{ page.expected_output()|lower }}\n", info=info)
+    assert code == 1 and "README.md.j2:7: error: page.expected_output()'s box is placed with its text changed" in err, err
