@@ -442,6 +442,8 @@ def test_a_stale_pages_unmeasured_helpers_are_helpers_to_the_claim_check():
     ("Reduction: v9 beats CUB everywhere", True),
     ("Reduction at 4,814 GB/s", True),
     ("Reduction, thirty-seven times the speed", True),
+    ("Reduction over 1 \u2212 1 blocks", True),        # a number built from stated constants
+    ("Reduction, one to 1 block", False),
 ])
 def test_a_topic_the_site_shows_is_read_as_prose(in_tmp, topic, bad):
     from coursetools.pages import prose
@@ -699,6 +701,8 @@ CONSTANTS = LessonInfo(constants=(64.0, 24.0, 3.0, 2.0, 1.0, 8.0, 16.0))
     ("It takes sixty-four divided by eight steps.", 5),
     ("It takes 64 \u2248 3 \u00d7 24 steps.", 5),
     ("It saves 64 &minus; 24 ticks.", 5),                # a character reference
+    ("A grid of 64 \u0445 3 blocks.", 5),               # a Cyrillic x
+    ("It saves 64 \\- 24 ticks; 64\\*3 blocks.", 5),    # Markdown's escapes
     ("It saves 64 \uff0d 24 ticks.", 5),                # a full-width minus
     ("A grid of 64\u00a0\u2715\u00a03 blocks.", 5),
     ("It saves 64 **\u2212** 24 ticks.", 5),           # emphasis shows as nothing

@@ -223,7 +223,7 @@ _OPERAND = (r"(?!0[xXbB][0-9a-fA-F])(?:\d+(?:,\d{3})*(?:\.\d+)?"
 _GAP = r"[^\S\n]*(?:[)\]]+[^\S\n]*)?"
 _AFTER = r"[^\S\n]*(?:\n[^\S\n]*)?(?:[(\[]+[^\S\n]*)?"  # it may wrap after its operator, not before (a list's "- 24")
 _OPERATOR = (r"[+\u2795\u2212\u2796\u00d7\u2715\u2716\u2a2f\u00b7\u22c5\u2219\u2217*\u00f7\u2797\u2215=\u2248\u2243\u2245]"
-             r"|(?<=[0-9\s])[xX](?=[^\S\n]*[0-9])"
+             r"|(?<=[0-9\s])[xX\u0445\u0425](?=[^\S\n]*[0-9])"  # and the Cyrillic look-alike
              r"|(?<=\s)[-\u2010\u2012\u2013]|[-\u2010\u2012\u2013](?=\s)"
              r"|(?<=\s)(?i:plus|minus|times|multiplied by|divided by|equals)(?=\s)"
              r"|(?P<slash>[/\u2044])")
@@ -456,7 +456,8 @@ def topic_problems(lesson: Lesson, allowed: set[float], days: set[int]) -> list[
     topic = lesson.topic
     claim = claims.CLAIM_RE.search(claims.readable(topic)[0])
     numbers = typed(as_read(topic), allowed, days, words=True)
-    if not claim and not numbers:
+    built = arithmetic(as_read(topic))
+    if not claim and not numbers and not built:
         return []
     cmake = lesson.path / "CMakeLists.txt"
     try:
@@ -464,7 +465,8 @@ def topic_problems(lesson: Lesson, allowed: set[float], days: set[int]) -> list[
     except OSError:
         text = ""
     line = next((n for n, l in enumerate(text.split("\n"), 1) if "TOPIC" in l), 0)
-    what = f"the claim '{claim.group(0)}'" if claim else f"the number {numbers[0]}"
+    what = f"the claim '{claim.group(0)}'" if claim else f"the number {numbers[0]}" if numbers else \
+        f"a number built by arithmetic ('{built[0][1]}')"
     return [Diagnostic(cmake.relative_to(manifest.ROOT).as_posix(), line, 0,
                        f"{what} is typed into the day's TOPIC ('{topic[:60]}'), which the site shows beside no "
                        "page helper; a topic names what the day teaches, its page says how rows compare")]
