@@ -684,6 +684,8 @@ CONSTANTS = LessonInfo(constants=(64.0, 24.0, 3.0, 2.0, 1.0, 8.0, 16.0))
     ("The chain saves 64 \u2212 24 \u2212 3 = 37 ticks.", 5),
     ("The chain saves 64 - 24 - 3 ticks.", 5),
     ("The chain saves 64-24 -3 ticks.", 5),
+    ("The chain saves 64-24-3 ticks.", 5),               # three closed up: no range has three ends
+    ("The chain saves 64\u201324\u20133 ticks.", 5),
     ("A grid of 64 \u00d7 3 blocks.", 5),
     ("A grid of 64x3 blocks.", 5),
     ("A grid of 64 x 3 blocks.", 5),
@@ -728,6 +730,7 @@ def test_arithmetic_in_a_shown_snippet_a_helpers_range_and_closed_up_ranges_pass
 
 @pytest.mark.parametrize("text", [
     "Sizes 1\u20138, 1-8, 1 to 8 and 2.7\u20132.8%.", "Checked 2026-12-02.", "`cuda-12-8`, version 13.0.1.",
+    "```text\nrecorded 2026-12-02T00:00:00Z\n```",
     "`0x1F`, `0b101`.", "The x86-64 build.", "K = 4 / 16 / 64.", "`4/16/64`", "A 64-bit count; 3 times faster.",
     "- 64\n- 24", "64, 24 and 3.", "v9 \u2212 v1 and sm_90 + sm_100.", "The size is just under 2^24.",
 ])
@@ -759,6 +762,7 @@ EO = "{{ page.expected_output() }}"
     (f"## Evidence\n\nThe run.\n\n## What next\n\n{EO}", 11, "in the section 'What next'"),
     (f"## Evidence\n\nThe run.\n\nWhat next\n---------\n\n{EO}", 12, "in the section 'What next'"),
     (f"## Evidence\n\n# Another page\n\n{EO}", 9, "before the evidence appendix"),
+    (f"## Intro\n\n<!--\n## Evidence\n-->\n\n{EO}", 11, "in the section 'Intro'"),  # a heading in a comment is none
 ])
 def test_the_verified_box_stands_once_at_top_level_in_the_evidence_appendix(verified_prose, body, line, words):
     code, err = verified_prose(f"# Day\n\nText.\n\n{body}\n")

@@ -196,10 +196,12 @@ def _template_line(template: str, line: str, number: str) -> int:
 # operator: + − (U+2212) × · ⋅ ∙ * ÷ = ≈, a letter x ("64x3", "64 x 3"),
 # a word (plus, minus, times, multiplied by, divided by, equals), or:
 # - a hyphen or a dash (- ‐ ‒ –) with a space on either side ("64 - 24",
-#   "64 – 24"): closed up ("1–8", "1-8", 2026-12-02, cuda-12-8) it is a
-#   range, a date or a name's parts, as typography writes them, never a
+#   "64 – 24"): closed up between two numbers ("1–8", "1-8", cuda-12-8)
+#   it is a range or a name's parts, as typography writes them, never a
 #   minus; spaced, it is read as the minus it looks like (a range is
-#   typed closed up, or "1 to 8");
+#   typed closed up, or "1 to 8"); closed up between three or more
+#   ("64-24-3") it is no range, which has two ends, and is read as a
+#   minus too, unless it is a date (2026-12-02);
 # - a slash between exactly two numbers ("24/3", "24 / 3"): three or more
 #   joined by slashes ("K = 4 / 16 / 64") are a list of alternatives.
 # A power ("2^24") is a bound's notation, not a result, and is left to
@@ -230,6 +232,7 @@ _OPERATOR = (r"[+\u2795\u2212\u2796\u00d7\u2715\u2716\u2a2f\u00b7\u22c5\u2219\u2
 ARITHMETIC_RE = re.compile(r"(?<![A-Za-z0-9_.,])(?P<a>" + _OPERAND + r")" + _GAP + r"(?P<op>" + _OPERATOR + r")" + _AFTER
                            + r"(?P<b>" + _OPERAND + r")(?![0-9]|[^\S\n]*[/\u2044][^\S\n]*[0-9])")
 _SLASH_LIST_BEFORE = re.compile(r"[0-9][^\S\n]*[/\u2044][^\S\n]*$")
+_DASH_CHAIN_RE = re.compile(r"(?<![A-Za-z0-9_.,])\d+(?:\.\d+)?(?:[-\u2010\u2012\u2013]\d+(?:\.\d+)?){2,}(?![A-Za-z0-9_])")
 
 
 def arithmetic(read: str) -> list[tuple[int, str, str]]:
@@ -247,7 +250,13 @@ def arithmetic(read: str) -> list[tuple[int, str, str]]:
         end = m.end("b")
         said = " ".join(read[m.start():end].replace(MARK_SENTINEL, "{helper}").split())
         out.append((m.start(), said, typed_ops[0].strip()))
-    return out
+    undated = DATE_RE.sub(lambda m: " " * len(m.group(0)), read)
+    for m in _DASH_CHAIN_RE.finditer(undated):
+        parts = re.split(r"[-\u2010\u2012\u2013]", m.group(0))
+        typed_parts = [x for x in parts if not re.fullmatch(f"(?:{MARK_SENTINEL})+", x)]
+        if typed_parts:
+            out.append((m.start(), m.group(0).replace(MARK_SENTINEL, "{helper}"), typed_parts[0]))
+    return sorted(out)
 
 
 def _arithmetic_problem(shown: str, line: int, said: str) -> Diagnostic:

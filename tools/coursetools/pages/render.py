@@ -204,11 +204,13 @@ def expected_output_problems(page, out: str, template: str, shown: str) -> list[
         why = "it does not begin its line"
     elif len(before) > 1 and before[-2].strip():
         why = "the line above it is not blank, so it continues that block"
-    fence, section, previous, html, comment = None, "", "", 0, 0
-    for l in before[:-1]:
+    # Its structure with HTML comments blanked: a heading in a comment is none.
+    scan = re.sub(r"<!--.*?-->", lambda m: re.sub(r"[^\n]", " ", m.group(0)), text[:where], flags=re.S)
+    comment = "<!--" in scan
+    fence, section, previous, html = None, "", "", 0
+    for l in scan.split("\n")[:-1]:
         if fence is None:  # HTML outside fenced blocks
             html += len(_HTML_OPEN_RE.findall(l)) - len(_HTML_CLOSE_RE.findall(l))
-            comment += l.count("<!--") - l.count("-->")
         m = _FENCE_RE.match(l)
         if fence is None and m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
             fence = m.group(1)
@@ -222,7 +224,7 @@ def expected_output_problems(page, out: str, template: str, shown: str) -> list[
         previous = l if fence is None else ""
     if not why and fence is not None:
         why = "it is inside a fenced block"
-    elif not why and comment > 0:
+    elif not why and comment:
         why = "it is inside an HTML comment"
     elif not why and html > 0:
         why = "it is inside an HTML element"
