@@ -232,7 +232,7 @@ _OPERATOR = (r"[+\u2795\u2212\u2796\u00d7\u2715\u2716\u2a2f\u00b7\u22c5\u2219\u2
 ARITHMETIC_RE = re.compile(r"(?<![A-Za-z0-9_.,])(?P<a>" + _OPERAND + r")" + _GAP + r"(?P<op>" + _OPERATOR + r")" + _AFTER
                            + r"(?P<b>" + _OPERAND + r")(?![0-9]|[^\S\n]*[/\u2044][^\S\n]*[0-9])")
 _SLASH_LIST_BEFORE = re.compile(r"[0-9][^\S\n]*[/\u2044][^\S\n]*$")
-_DASH_CHAIN_RE = re.compile(r"(?<![A-Za-z0-9_.,])\d+(?:\.\d+)?(?:[-\u2010\u2012\u2013]\d+(?:\.\d+)?){2,}(?![A-Za-z0-9_])")
+_DASH_CHAIN_RE = re.compile(r"(?<![A-Za-z0-9_.,\-\u2010\u2012\u2013])\d+(?:\.\d+)?(?:[-\u2010\u2012\u2013]\d+(?:\.\d+)?){2,}(?![A-Za-z0-9_])")
 
 
 def arithmetic(read: str) -> list[tuple[int, str, str]]:
@@ -291,6 +291,8 @@ def problems_in(text: str, allowed: set[float], days: set[int], shown: str, temp
     page_lines = text.split("\n")
     said_at: set[int] = set()
     for at, said, operand in arithmetic(read):
+        if len(said_at) >= MAX_PROBLEMS:
+            break
         n = read.count("\n", 0, at) + 1
         if n not in said_at:  # one expression a line: a chain ("64 - 24 - 3") is named once
             said_at.add(n)
