@@ -442,6 +442,8 @@ def test_a_stale_pages_unmeasured_helpers_are_helpers_to_the_claim_check():
     ("Reduction: v9 beats CUB everywhere", True),
     ("Reduction at 4,814 GB/s", True),
     ("Reduction, thirty-seven times the speed", True),
+    ("Reduction over 1 \u2212 1 blocks", True),        # a number built from stated constants
+    ("Reduction, one to 1 block", False),
 ])
 def test_a_topic_the_site_shows_is_read_as_prose(in_tmp, topic, bad):
     from coursetools.pages import prose
@@ -541,7 +543,7 @@ def test_a_factor_written_before_its_number_is_a_number(verified_prose, typed):
 @pytest.mark.parametrize("typed", [
     "{{ page.sass('k', 'graph-pdl is far faster than plain') }}",  # its heading is the helper's, not a measurement
     "`graph-pdl` is far faster than plain:\n{{ snippet('step') }}",  # nor is a snippet's source line
-    "{{ page.expected_output() }}",                                  # nor the output's preamble
+    "## Evidence\n\n{{ page.expected_output() }}",                  # nor the output's preamble
     "Built by {{ lesson.build_command }}, it is far faster than plain.",  # nor a fact of the build
     "{{ page.provenance() }} And far faster than plain.",
 ])
@@ -579,7 +581,8 @@ def _site_page(in_tmp):
 
 def test_a_long_text_block_the_page_typed_is_not_titled_the_programs_output(verified_prose, in_tmp):
     lines = "\n".join(f"pdl {i}" for i in range(20))
-    code, err = verified_prose(f"# Day\n\n{{{{ page.expected_output() }}}}\n\n```text\n{lines}\n```\n", command="render")
+    code, err = verified_prose(f"# Day\n\n## Evidence\n\n{{{{ page.expected_output() }}}}\n\n```text\n{lines}\n```\n",
+                               command="render")
     assert code == 0, err
     assert "program's output" not in _site_page(in_tmp)
 
@@ -666,3 +669,119 @@ def test_a_snippet_comment_measurement_in_any_unit_or_over_two_lines_is_read(ver
 def test_a_box_behind_an_invisible_space_or_an_escape_is_a_box(verified_prose, box):
     code, err = verified_prose(f"# Day\n\nText.\n\n{box}\n    Body.\n")
     assert code == 1 and "error: a box typed into the page" in err, err
+
+
+# ----------------------------------------------------------------------
+# Fifth round (2026-12-03): a number built by arithmetic from stated
+# constants, and the verified box's place on the page
+# ----------------------------------------------------------------------
+
+ARITH = "error: a number built by arithmetic from typed numbers"
+CONSTANTS = LessonInfo(constants=(64.0, 24.0, 3.0, 2.0, 1.0, 8.0, 16.0))
+
+
+@pytest.mark.parametrize("typed, line", [
+    ("The chain saves 64 \u2212 24 \u2212 3 = 37 ticks.", 5),
+    ("The chain saves 64 - 24 - 3 ticks.", 5),
+    ("The chain saves 64-24 -3 ticks.", 5),
+    ("The chain saves 64-24-3 ticks.", 5),               # three closed up: no range has three ends
+    ("The chain saves 64\u201324\u20133 ticks.", 5),
+    ("A grid of 64 \u00d7 3 blocks.", 5),
+    ("A grid of 64x3 blocks.", 5),
+    ("A grid of 64 x 3 blocks.", 5),
+    ("A grid of 64 * 3 blocks.", 5),                    # the star shows: no emphasis around spaces
+    ("That is 24/3 a step.", 5),
+    ("That is 24 \u00f7 3 a step.", 5),
+    ("In all 64+24 elements.", 5),
+    ("It takes 2 \u00b7 3 passes.", 5),
+    ("It takes 2\u22c53 passes.", 5),
+    ("It saves 64 \u2013 24 ticks.", 5),                # a spaced en dash is a minus
+    ("In all 64 = 8 \u00d7 8 blocks.", 5),
+    ("It saves 64 ms \u2212\n24 ms.", 5),               # wrapped after the operator
+    ("It saves sixty-four minus twenty-four ticks.", 5),
+    ("It takes three times eight steps.", 5),
+    ("It takes sixty-four divided by eight steps.", 5),
+    ("It takes 64 \u2248 3 \u00d7 24 steps.", 5),
+    ("It saves 64 &minus; 24 ticks.", 5),                # a character reference
+    ("A grid of 64 \u0445 3 blocks.", 5),               # a Cyrillic x
+    ("It saves 64 \\- 24 ticks; 64\\*3 blocks.", 5),    # Markdown's escapes
+    ("It saves 64 \uff0d 24 ticks.", 5),                # a full-width minus
+    ("A grid of 64\u00a0\u2715\u00a03 blocks.", 5),
+    ("It saves 64 **\u2212** 24 ticks.", 5),           # emphasis shows as nothing
+    ("Inline: `64 * 3` blocks.", 5),                    # typed code is read as typed
+    ("```text\nblocks: 64 * 3\n```", 6),
+    ("It takes {{ page.measured('median_ms', version='a') }} \u00d7 3 ms.", 5),  # a helper's number times a typed one
+])
+def test_a_number_built_by_arithmetic_from_constants_is_refused(verified_prose, typed, line):
+    code, err = verified_prose(f"# Day\n\nText.\n\n{typed}\n", info=CONSTANTS)
+    assert code == 1 and f"README.md.j2:{line}: {ARITH}" in err, err
+
+
+def test_arithmetic_in_a_shown_snippet_a_helpers_range_and_closed_up_ranges_pass(verified_prose):
+    comment = "a step\nconstexpr int kN = 2 * kThreadsPerBlock - 1, kM = 64 * 3 + 24 / 8;"
+    code, err = verified_prose(
+        "# Day\n\nThe step:\n\n{{ snippet('step') }}\n\n"
+        "Sizes 1\u20138 and 1 to 8, checked 2026-12-02; `sm_90 + float4 * 2`, 2^24, K = 4 / 16 / 64.\n\n"
+        "{{ page.measured('median_ms', version='a') }}\u2013{{ page.measured('median_ms', version='a') }} ms, "
+        "{{ page.measured('median_ms', version='a') }} \u2212 {{ page.measured('median_ms', version='a') }}.\n",
+        comment, info=LessonInfo(constants=(64.0, 24.0, 3.0, 2.0, 1.0, 8.0, 16.0, 4.0)))
+    assert code == 0, err
+
+
+@pytest.mark.parametrize("text", [
+    "Sizes 1\u20138, 1-8, 1 to 8 and 2.7\u20132.8%.", "Checked 2026-12-02.", "`cuda-12-8`, version 13.0.1.",
+    "```text\nrecorded 2026-12-02T00:00:00Z\n```",
+    "`0x1F`, `0b101`.", "The x86-64 build.", "K = 4 / 16 / 64.", "`4/16/64`", "A 64-bit count; 3 times faster.",
+    "- 64\n- 24", "64, 24 and 3.", "v9 \u2212 v1 and sm_90 + sm_100.", "The size is just under 2^24.",
+])
+def test_ranges_dates_versions_names_and_lists_are_not_arithmetic(text):
+    assert not [p for p in prose_problems(text, allowed=(1, 2, 3, 4, 8, 16, 24, 64)) if "arithmetic" in p], text
+
+
+EO = "{{ page.expected_output() }}"
+
+
+@pytest.mark.parametrize("body, line, words", [
+    (f"## Evidence\n\n{EO}\n\n{EO}", 9, "is called 2 times"),
+    (f"## Evidence\n\n{{% for i in range(2) %}}\n{EO}\n{{% endfor %}}", 8, "is called 2 times"),
+    (f"## Evidence\n\n{{% set b = page.expected_output() %}}\n{{{{ b }}}}\n\n{{{{ b }}}}", 7, "placed 2 times"),
+    (f"## Evidence\n\n{{% set b = page.expected_output() %}}\nNothing.", 7, "is not placed"),
+    ("## Evidence\n\nNothing here.", 5, "does not show the program's verified output"),
+    (f'## Evidence\n\n!!! note "The run"\n\n    {EO}', 9, "does not begin its line"),
+    (f'## Evidence\n\n??? note "The run"\n    {EO}', 8, "does not begin its line"),
+    (f"## Evidence\n\n- {EO}", 7, "does not begin its line"),
+    (f"## Evidence\n\n- the run:\n{EO}", 8, "the line above it is not blank"),
+    (f"## Evidence\n\n> {EO}", 7, "does not begin its line"),
+    (f"## Evidence\n\n> The run:\n{EO}", 8, "the line above it is not blank"),
+    (f"## Evidence\n\n| run |\n| --- |\n| {EO} |", 9, "does not begin its line"),
+    (f"## Evidence\n\n    {EO}", 7, "does not begin its line"),
+    (f"## Evidence\n\n```text\n\n{EO}\n\n```", 9, "inside a fenced block"),
+    (f"## Evidence\n\n<details>\n\n{EO}\n\n</details>", 9, "inside an HTML element"),
+    (f"## Evidence\n\n<!--\n\n{EO}\n\n-->", 9, "inside an HTML comment"),
+    (f"{EO}\n\n## Evidence\n\nThe run.", 5, "before the evidence appendix"),
+    (f"## Evidence\n\nThe run.\n\n## What next\n\n{EO}", 11, "in the section 'What next'"),
+    (f"## Evidence\n\nThe run.\n\nWhat next\n---------\n\n{EO}", 12, "in the section 'What next'"),
+    (f"## Evidence\n\n# Another page\n\n{EO}", 9, "before the evidence appendix"),
+    (f"## Intro\n\n<!--\n## Evidence\n-->\n\n{EO}", 11, "in the section 'Intro'"),  # a heading in a comment is none
+])
+def test_the_verified_box_stands_once_at_top_level_in_the_evidence_appendix(verified_prose, body, line, words):
+    code, err = verified_prose(f"# Day\n\nText.\n\n{body}\n")
+    assert code == 1 and f"README.md.j2:{line}: error: " in err and words in err, err
+    assert "expected_output()" in err and len([l for l in err.splitlines() if "expected_output" in l]) == 1, err
+
+
+@pytest.mark.parametrize("body", [
+    f"## Evidence\n\n{EO}",
+    f"## Evidence and sources\n\nThe run.\n\n### Evidence: the steps\n\n- a list,\n- ended.\n\n{EO}\n\nAfter.",
+    f"## Evidence\n\n```text\nplain output\n```\n\n{EO}",
+    "Draft page: no appendix, no box.",
+])
+def test_the_verified_box_in_its_appendix_passes(verified_prose, body):
+    code, err = verified_prose(f"# Day\n\nText.\n\n{body}\n")
+    assert code == 0, err
+
+
+def test_the_verified_box_placed_with_its_words_changed_is_refused(verified_prose):
+    info = LessonInfo(carry_over=({"what": "Row A over row B", "a": {"x": "y"}, "b": {"x": "z"}},))
+    code, err = verified_prose("# Day\n\nText.\n\n## Evidence\n\n{{ page.expected_output()|lower }}\n", info=info)
+    assert code == 1 and "README.md.j2:7: error: page.expected_output()'s box is placed with its text changed" in err, err

@@ -41,7 +41,7 @@ def test_unknown_snippet_suggests_the_near_name(lesson):
 
 def test_page_has_snippet_commands_and_unverified_notice_at_the_top(lesson):
     template(lesson, "# {{ lesson.topic }}\n\n{{ snippet('cluster-launch') }}\n`{{ lesson.build_command }}`\n\n"
-                     "{{ page.measured('gbps') }}\n\n{{ page.expected_output() }}")
+                     "{{ page.measured('gbps') }}\n\n## Evidence\n\n{{ page.expected_output() }}")
     page, diags = render_page(lesson)
     assert diags == []
     assert "[`lessons/day99_fake/fake.cu`, lines 3\u20133](fake.cu#L3-L3)" in page

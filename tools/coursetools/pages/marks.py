@@ -85,6 +85,28 @@ def resolve_marks(text: str) -> str:
                    + MARK_CLOSE for p in parts)
 
 
+def placed(text: str, token: str) -> tuple[str, list[int]]:
+    """The page as it will show (every helper's output in its place, no
+    marks) and the offsets in it where the output `token` was placed."""
+    def value(tid: str, depth: int = 0) -> str:
+        if tid not in _issued or depth > 8:
+            return ""  # resolve_marks names it
+        return TOKEN_RE.sub(lambda inner: value(inner.group(1), depth + 1), _issued[tid])
+    parts, at, last = [], [], 0
+    size = 0
+    for m in TOKEN_RE.finditer(text):
+        parts.append(text[last:m.start()])
+        size += m.start() - last
+        if m.group(1) == token:
+            at.append(size)
+        v = unmark(value(m.group(1)))
+        parts.append(v)
+        size += len(v)
+        last = m.end()
+    parts.append(text[last:])
+    return "".join(parts), at
+
+
 def unmark(text: str) -> str:
     return text.replace(MARK_OPEN, "").replace(MARK_CLOSE, "").replace(SHOWN, "")
 

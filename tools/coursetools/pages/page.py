@@ -7,12 +7,14 @@ documentation defines)."""
 
 from __future__ import annotations
 
+import sys
+
 from ..sources.constants import NoSuchConstant, integer_value, source_constant
 from ..sources.manifest import Lesson
 from .causes import PageCauses
 from .documented import PageDocumented
 from .figures import PageFigures
-from .marks import TemplateProblem, shown
+from .marks import TOKEN_RE, TemplateProblem, shown
 from .rows import PageRows
 from .formats import number as number_format
 from .nvbench import PageNvbench
@@ -49,3 +51,31 @@ class LessonView:
 
 class Page(PageTeach, PageFigures, PageCauses, PageNvbench, PageVerdicts, PageRows, PageDocumented):
     """What a lesson template can call (the page API)."""
+
+    def expected_output(self) -> str:
+        """The program's verified output box. Where it goes is part of the
+        page's contract (render.py checks it after rendering): called
+        once, and placed once as it is written, at top level in the
+        evidence appendix. Each call is noted here with its template line
+        and what it returned."""
+        out = super().expected_output()
+        self.__dict__.setdefault("_expected_calls", []).append((_template_line_now(), out))
+        return out
+
+
+def _template_line_now() -> int:
+    """The line of README.md.j2 being rendered where this helper was
+    called (the innermost frame of that template's code), 0 if none."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        template = frame.f_globals.get("__jinja_template__")
+        if template is not None and (template.name or "").endswith("README.md.j2"):
+            return template.get_corresponding_lineno(frame.f_lineno)
+        frame = frame.f_back
+    return 0
+
+
+def first_token(text: str) -> str:
+    """The id of the first helper output in `text` ('' if none)."""
+    m = TOKEN_RE.search(text)
+    return m.group(1) if m else ""

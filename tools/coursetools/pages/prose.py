@@ -189,6 +189,82 @@ def _template_line(template: str, line: str, number: str) -> int:
     return best
 
 
+# A number built by arithmetic from typed numbers: each of 64, 24 and 3
+# may be a stated constant, but "64 − 24 − 3 = 37", "24/3" or "sixty-four
+# minus twenty-four" hands the reader a result nobody measured. Two
+# numbers, at least one typed (not a helper's output), joined by an
+# operator: + − (U+2212) × · ⋅ ∙ * ÷ = ≈, a letter x ("64x3", "64 x 3"),
+# a word (plus, minus, times, multiplied by, divided by, equals), or:
+# - a hyphen or a dash (- ‐ ‒ –) with a space on either side ("64 - 24",
+#   "64 – 24"): closed up between two numbers ("1–8", "1-8", cuda-12-8)
+#   it is a range or a name's parts, as typography writes them, never a
+#   minus; spaced, it is read as the minus it looks like (a range is
+#   typed closed up, or "1 to 8"); closed up between three or more
+#   ("64-24-3") it is no range, which has two ends, and is read as a
+#   minus too, unless it is a date (2026-12-02);
+# - a slash between exactly two numbers ("24/3", "24 / 3"): three or more
+#   joined by slashes ("K = 4 / 16 / 64") are a list of alternatives.
+# A power ("2^24") is a bound's notation, not a result, and is left to
+# the number check. Operands are numbers as NUMBER_RE reads them (digits
+# inside a name, as in sm_90 or float4, are no number), or cardinal
+# number words; a unit may follow each ("64 ms − 24 ms"). Read on the
+# page as the check reads it (prose, typed code; a snippet or any
+# helper's output is one mark, whatever arithmetic its code holds) and
+# as the site shows it (where "64 * 3" keeps the star that emphasis
+# would take); an expression may wrap onto the next line after its
+# operator. Two helpers' numbers ("{{ a }}–{{ b }}") are theirs.
+_CARDINALS = "|".join(sorted((
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million "
+    "billion dozen").split(), key=len, reverse=True))
+_OPERAND = (r"(?!0[xXbB][0-9a-fA-F])(?:\d+(?:,\d{3})*(?:\.\d+)?"
+            r"|(?i:(?:" + _CARDINALS + r")(?:-(?:" + _CARDINALS + r"))?)(?![A-Za-z0-9_]))"
+            r"(?:[^\S\n]?(?:[munµ]?s|%|[KMGT]i?B(?:/s)?)(?![A-Za-z0-9_]))?")
+# Each run of spaces is matched one way only (a long run of them costs no
+# more than its length).
+_GAP = r"[^\S\n]*(?:[)\]]+[^\S\n]*)?"
+_AFTER = r"[^\S\n]*(?:\n[^\S\n]*)?(?:[(\[]+[^\S\n]*)?"  # it may wrap after its operator, not before (a list's "- 24")
+_OPERATOR = (r"[+\u2795\u2212\u2796\u00d7\u2715\u2716\u2a2f\u00b7\u22c5\u2219\u2217*\u00f7\u2797\u2215=\u2248\u2243\u2245]"
+             r"|(?<=[0-9\s])[xX\u0445\u0425](?=[^\S\n]*[0-9])"  # and the Cyrillic look-alike
+             r"|(?<=\s)[-\u2010\u2012\u2013]|[-\u2010\u2012\u2013](?=\s)"
+             r"|(?<=\s)(?i:plus|minus|times|multiplied by|divided by|equals)(?=\s)"
+             r"|(?P<slash>[/\u2044])")
+ARITHMETIC_RE = re.compile(r"(?<![A-Za-z0-9_.,])(?P<a>" + _OPERAND + r")" + _GAP + r"(?P<op>" + _OPERATOR + r")" + _AFTER
+                           + r"(?P<b>" + _OPERAND + r")(?![0-9]|[^\S\n]*[/\u2044][^\S\n]*[0-9])")
+_SLASH_LIST_BEFORE = re.compile(r"[0-9][^\S\n]*[/\u2044][^\S\n]*$")
+_DASH_CHAIN_RE = re.compile(r"(?<![A-Za-z0-9_.,\-\u2010\u2012\u2013])\d+(?:\.\d+)?(?:[-\u2010\u2012\u2013]\d+(?:\.\d+)?){2,}(?![A-Za-z0-9_])")
+
+
+def arithmetic(read: str) -> list[tuple[int, str, str]]:
+    """(offset, the expression as read, its first typed operand) of each
+    arithmetic expression in `read` (text as the check reads it, a
+    helper's output as MARK_SENTINEL) with a typed number in it."""
+    out = []
+    for m in ARITHMETIC_RE.finditer(read):
+        if m.group("slash") and _SLASH_LIST_BEFORE.search(read, max(0, m.start() - 80), m.start()):
+            continue  # "4 / 16 / 64": a list
+        typed_ops = [x for x in (m.group("a"), m.group("b"))
+                     if not re.match(f"(?:{MARK_SENTINEL})+(?![0-9])", x)]  # a helper's, its unit after it
+        if not typed_ops:
+            continue
+        end = m.end("b")
+        said = " ".join(read[m.start():end].replace(MARK_SENTINEL, "{helper}").split())
+        out.append((m.start(), said, typed_ops[0].strip()))
+    undated = DATE_RE.sub(lambda m: " " * len(m.group(0)), read)
+    for m in _DASH_CHAIN_RE.finditer(undated):
+        parts = re.split(r"[-\u2010\u2012\u2013]", m.group(0))
+        typed_parts = [x for x in parts if not re.fullmatch(f"(?:{MARK_SENTINEL})+", x)]
+        if typed_parts:
+            out.append((m.start(), m.group(0).replace(MARK_SENTINEL, "{helper}"), typed_parts[0]))
+    return sorted(out)
+
+
+def _arithmetic_problem(shown: str, line: int, said: str) -> Diagnostic:
+    return Diagnostic(shown, line, 0, f"a number built by arithmetic from typed numbers ('{said}') is typed "
+                      "into the page: the reader reads a result nobody measured; take it from the record, the "
+                      "build or the source with a page helper")
+
+
 # How many typed numbers a page's check names before it stops: each is
 # placed in the template by a scan of it, and a page of a million typed
 # numbers must end in seconds, not hours.
@@ -211,6 +287,16 @@ def problems_in(text: str, allowed: set[float], days: set[int], shown: str, temp
                                   f"the number {number} is typed into the page ('{snippet}'); take it from the "
                                   "record, the build or the source with a page helper, or list it in "
                                   "lesson.toml [page] constants"))
+    read = "\n".join(lines_as_read(text))
+    page_lines = text.split("\n")
+    said_at: set[int] = set()
+    for at, said, operand in arithmetic(read):
+        if len(said_at) >= MAX_PROBLEMS:
+            break
+        n = read.count("\n", 0, at) + 1
+        if n not in said_at:  # one expression a line: a chain ("64 - 24 - 3") is named once
+            said_at.add(n)
+            out.append(_arithmetic_problem(shown, _template_line(template, page_lines[n - 1], operand) or n, said))
     for n, line in enumerate(text.split("\n"), 1):
         m = FENCE_RE.match(line)
         if m and re.search(r"\btitle\s*=", m.group(2)):
@@ -228,7 +314,6 @@ def problems_in(text: str, allowed: set[float], days: set[int], shown: str, temp
         if text.startswith(marks.SHOWN, m.start() + 1):  # shown, not measured: no claim rests on it
             view[m.start():m.end()] = [" " if c == "\x00" else c for c in view[m.start():m.end()]]
     view = "".join(view)
-    page_lines = text.split("\n")
 
     def line_of(at: int) -> int:
         n = text.count("\n", 0, at)
@@ -318,6 +403,8 @@ def reader_view_problems(page: str, allowed: set[float], days: set[int], shown: 
             break
         para = DATE_RE.sub(" ", para)  # a citation's date, as the check's own reading allows it
         read = invisible_dropped(unicodedata.normalize("NFKC", numerals_marked(para.replace("\x00", MARK_SENTINEL))))
+        for at, said, operand in arithmetic(read)[:1]:
+            out.append(_arithmetic_problem(shown, _template_line(template, para, operand) or 0, said))
         for word in typed(read, set(allowed) | {float(MARK_SENTINEL)}, days, words=True)[:MAX_PROBLEMS]:
             said = " ".join(para.replace("\x00", "").split())
             said = said if len(said) <= 90 else said[:87] + "..."
@@ -380,7 +467,8 @@ def topic_problems(lesson: Lesson, allowed: set[float], days: set[int]) -> list[
     topic = lesson.topic
     claim = claims.CLAIM_RE.search(claims.readable(topic)[0])
     numbers = typed(as_read(topic), allowed, days, words=True)
-    if not claim and not numbers:
+    built = arithmetic(as_read(topic))
+    if not claim and not numbers and not built:
         return []
     cmake = lesson.path / "CMakeLists.txt"
     try:
@@ -388,7 +476,8 @@ def topic_problems(lesson: Lesson, allowed: set[float], days: set[int]) -> list[
     except OSError:
         text = ""
     line = next((n for n, l in enumerate(text.split("\n"), 1) if "TOPIC" in l), 0)
-    what = f"the claim '{claim.group(0)}'" if claim else f"the number {numbers[0]}"
+    what = f"the claim '{claim.group(0)}'" if claim else f"the number {numbers[0]}" if numbers else \
+        f"a number built by arithmetic ('{built[0][1]}')"
     return [Diagnostic(cmake.relative_to(manifest.ROOT).as_posix(), line, 0,
                        f"{what} is typed into the day's TOPIC ('{topic[:60]}'), which the site shows beside no "
                        "page helper; a topic names what the day teaches, its page says how rows compare")]

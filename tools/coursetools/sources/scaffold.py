@@ -182,7 +182,7 @@ Every element is checked exactly before anything is timed. Against one
 thread per element, the strided version is, cold,
 **{{ page.compare({"version": "add-x4", "timing": "cold"}, {"version": "add", "timing": "cold"}, "full") }}**.
 
-## Expected output
+## Evidence
 
 {{ page.expected_output() }}
 """
