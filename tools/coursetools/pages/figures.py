@@ -141,27 +141,6 @@ class PageFigures:
             return plots.bar_chart(title, unit or value, bars, note, fmt) if bars else None
         return self._drawn(name, title, draw)
 
-    def counter_plot(self, name: str, title: str, metric: str, rows: list, unit: str = "", note: str = "",
-                     kernel: int = 0, prefix: str = "") -> str:
-        """A bar per profiled row `prefix + row` for each of `rows`, labelled
-        `row`: the `kernel`-th kernel's value of a counter lesson.toml
-        declares (one profiled launch: no whisker)."""
-        self._chart_words(title, unit, note)
-        self._declared(metric)
-
-        def draw(p):
-            bars = []
-            for row in rows:
-                for run in p._profile.get("runs", []):
-                    hit = next((r for r in run.get("rows", []) if r.get("row") == f"{prefix}{row}"), None)
-                    if hit and len(hit.get("kernels", [])) > kernel:
-                        v = hit["kernels"][kernel]["metrics"].get(metric)
-                        if isinstance(v, (int, float)):
-                            bars.append((str(row), float(v), float(v), float(v)))
-                        break
-            return plots.bar_chart(title, unit or metric, bars, note) if bars else None
-        return self._drawn(name, title, draw)
-
     def sweep_plot(self, name: str, title: str, series: list, over: str = "elements", value: str = "gbps",
                    marks: list = (), note: str = "", ylabel: str = "GB/s", log_y: bool = True) -> str:
         """Lines against a logarithmic `over` axis, one per series

@@ -250,18 +250,6 @@ class ListedPage(Page):
                                       "program lists (--list)")
         return super().sweep_plot(name, title, series, *args, **kwargs)
 
-    def counter_plot(self, name: str, title: str, metric: str, rows: list, unit: str = "", note: str = "",
-                     kernel: int = 0, prefix: str = "") -> str:
-        """Listed rows are profiled by name only: each bar's row must be
-        one, and nothing is drawn."""
-        self._declared(metric)
-        profiled = {r.get("row") for run in self._profile.get("runs", []) for r in run.get("rows", [])}
-        missing = [f"{prefix}{r}" for r in rows if f"{prefix}{r}" not in profiled]
-        if missing:
-            raise TemplateProblem(f"counter_plot '{name}': no profiled row {', '.join(map(repr, missing[:4]))} "
-                                  "among those the program lists (--list --profile)")
-        return ""
-
 
 def check(lesson: Lesson) -> tuple[list[Diagnostic], str]:
     """The lesson's template rendered against its program's listing: its
