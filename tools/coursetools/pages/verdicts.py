@@ -26,7 +26,6 @@ _MEMO = cache.Memo("verdicts", cache.version_of(Path(cmp.__file__)))
 
 
 def save_memo() -> None:
-    """Writes what this process's pages added to the verdicts' memo."""
     _MEMO.save()
 
 
@@ -156,8 +155,7 @@ class PageVerdicts:
 
     def _pair_words(self) -> list[tuple[str, str, str, list[str]]]:
         """(set, a, b, each GPU's word) for every pair the program decided
-        (its `decisions`) but the twins, in the first record's order; a
-        pair missing from any record is left out."""
+        but the twins, in the first record's order, where every record has it."""
         if not self.verified or not self._runs:
             return []
         if getattr(self, "_pairs_memo", None) is not None:
@@ -216,15 +214,12 @@ class PageVerdicts:
         return mark(self._runs[i].gpu)
 
     def _rule(self, sa: list, sb: list) -> cmp.Verdict:
-        """The rule's verdict on two sample lists of the page's records,
-        remembered: the lists live as long as the page, and a page asks for
-        the same pairs many times (a sweep's cells, its tallies, the GPUs'
-        agreement)."""
+        """The rule's verdict on two sample lists, remembered by their ids
+        (they live as long as the page, which asks for a pair many times)."""
         key = (id(sa), id(sb))
         if key not in self._verdicts:
             # Across renders, by content: a verified record's digest and the
-            # rows' places in it name the samples (a fixture's rows, with no
-            # digest, are computed every time).
+            # rows' places in it name the samples (a fixture has no digest).
             ka, kb = self._row_keys.get(id(sa)), self._row_keys.get(id(sb))
             memo_key = f"{ka}|{kb}" if ka and kb else None
             saved = _verdict_from(_MEMO.get(memo_key)) if memo_key else None
@@ -238,8 +233,7 @@ class PageVerdicts:
         return self._verdicts[key]
 
     def _prepared(self, samples: list) -> cmp.Prepared:
-        """A row's samples read once for all its verdicts (a sweep row is
-        compared with every other row of its set)."""
+        """A row's samples read once for all its verdicts."""
         key = id(samples)
         if key not in self._prepared_rows:
             self._prepared_rows[key] = cmp.prepare(samples)
@@ -256,7 +250,7 @@ class PageVerdicts:
             # per-boundary saving, may share a timed row's fields).
             ra = [r for r in run.select(a) if "samples_ms" in r]
             rb = [r for r in run.select(b) if "samples_ms" in r]
-            if not ra or not rb or "samples_ms" not in ra[0] or "samples_ms" not in rb[0]:
+            if not ra or not rb:
                 return None
             for rows, where in ((ra, a), (rb, b)):
                 if len(rows) > 1:
@@ -270,14 +264,19 @@ class PageVerdicts:
             out.append((run.gpu, v.at_margin(resolution.margin_for(run.margins, ra[0].get("timing"), v.a.median))))
         return out
 
-    def _word(self, a: dict, b: dict) -> str:
-        """The set's one word for a against b: the rule's word where every
-        GPU gives it, DIFFERS where they do not."""
-        vs = self._verdicts_each(a, b)
-        if vs is None:
-            return "unmeasured"
-        words = {v.word for _, v in vs}
-        return words.pop() if len(words) == 1 else DIFFERS
+    def _said(self, a: dict, b: dict, over: str, gpu: int | None):
+        """x -> the word for (a + {over: x}) against (b + {over: x}): the
+        set's one word (DIFFERS where the GPUs differ), or the gpu-th GPU's."""
+        if gpu is not None:
+            self.gpu(gpu)  # refuses an index the set has not
+
+        def said(x):
+            vs = self._verdicts_each({**a, over: x}, {**b, over: x})
+            if vs is None:
+                return "unmeasured"
+            words = {v.word for _, v in vs} if gpu is None else {vs[gpu][1].word}
+            return words.pop() if len(words) == 1 else DIFFERS
+        return said
 
     def _values_exist(self, a: dict, b: dict, over: str, values) -> None:
         """Every value a verdict helper is given must select rows on both
@@ -292,8 +291,7 @@ class PageVerdicts:
 
     @staticmethod
     def _tally(words) -> dict:
-        """Words counted in the rule's order, each count marked; the words
-        too where a template lists them (Tally.items)."""
+        """Words counted in the rule's order, each count marked."""
         counts: dict[str, int] = {}
         for word in words:
             counts[word] = counts.get(word, 0) + 1
@@ -308,14 +306,7 @@ class PageVerdicts:
         if not self.verified:
             return {}
         self._values_exist(a, b, over, values)
-        if gpu is None:
-            return self._tally(self._word({**a, over: x}, {**b, over: x}) for x in values)
-        self.gpu(gpu)  # refuses an index the set has not
-        words = []
-        for x in values:
-            vs = self._verdicts_each({**a, over: x}, {**b, over: x})
-            words.append(vs[gpu][1].word if vs else "unmeasured")
-        return self._tally(words)
+        return self._tally(map(self._said(a, b, over, gpu), values))
 
     def twins(self, **where) -> dict:
         """The rule applied to the same code against itself: every row named
@@ -353,14 +344,7 @@ class PageVerdicts:
         if not self.verified:
             return UNMEASURED
         self._values_exist(a, b, over, values)
-        if gpu is None:
-            said = lambda x: self._word({**a, over: x}, {**b, over: x})  # noqa: E731
-        else:
-            self.gpu(gpu)  # refuses an index the set has not
-
-            def said(x):
-                vs = self._verdicts_each({**a, over: x}, {**b, over: x})
-                return vs[gpu][1].word if vs else "unmeasured"
+        said = self._said(a, b, over, gpu)
         hits = [mark(number_format(x, fmt)) for x in values if said(x) == word]
         return _and(hits) if hits else "no size"
 
