@@ -252,16 +252,14 @@ class PageVerdicts:
             rb = [r for r in run.select(b) if "samples_ms" in r]
             if not ra or not rb:
                 return None
-            for rows, where in ((ra, a), (rb, b)):
-                if len(rows) > 1:
-                    self._one(where, rows)  # names the rows it matched
-            sa, sb = ra[0].get("set"), rb[0].get("set")
+            ra, rb = self._one(a, ra), self._one(b, rb)  # more than one: names the rows it matched
+            sa, sb = ra.get("set"), rb.get("set")
             if sa is not None and sb is not None and sa != sb:
                 raise TemplateProblem(f"{a} and {b} were timed in different sets ({sa!r}, {sb!r}); the rule "
                                       "compares only rows timed together; compare their medians with page.ratio "
                                       "instead")
-            v = self._rule(ra[0]["samples_ms"], rb[0]["samples_ms"])
-            out.append((run.gpu, v.at_margin(resolution.margin_for(run.margins, ra[0].get("timing"), v.a.median))))
+            v = self._rule(ra["samples_ms"], rb["samples_ms"])
+            out.append((run.gpu, v.at_margin(resolution.margin_for(run.margins, ra.get("timing"), v.a.median))))
         return out
 
     def _said(self, a: dict, b: dict, over: str, gpu: int | None):
