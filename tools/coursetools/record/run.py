@@ -71,11 +71,12 @@ def _execute(cmd: list[str], timeout: int) -> tuple[int, str, str, float]:
     return code, text(out), text(err), round(time.monotonic() - started, 3)
 
 
-def _run_copy(binary: Path, args: list[str], tmp: Path) -> dict:
-    """Copies `binary` to `tmp`, hashes the copy, runs it with `args` and
-    --json, and returns what happened. The copy is what runs, so the hash
-    is exactly the executable that produced the output. The copy is made
-    before any thread of ours starts a child (see copy_executable)."""
+def _run_copy(binary: Path, args: list[str], tmp: Path, timeout: int = 3600, nvbench: bool = False) -> dict:
+    """Copies `binary` to `tmp` (where not yet copied: see copy_executable),
+    hashes the copy, runs it with `args` and --json, and returns what
+    happened: the hash is exactly the executable that produced the output.
+    nvbench's JSON is not the course's strict JSON (it writes NaN and
+    Infinity, kept as null)."""
     if not binary.is_file():
         raise UsageError(f"{display_path(binary)}: not built")
     exe = tmp / binary.name
@@ -85,17 +86,23 @@ def _run_copy(binary: Path, args: list[str], tmp: Path) -> dict:
     json_path = tmp / f"{binary.name}.results.json"
     with contextlib.suppress(FileNotFoundError):
         json_path.unlink()
-    code, out, err, seconds = _execute([str(exe), *args, "--json", str(json_path)], 3600)
+    code, out, err, seconds = _execute([str(exe), *args, "--json", str(json_path)], timeout)
     results, problem = None, None
-    if json_path.exists():
+    who = "nvbench" if nvbench else "the lesson"
+    if not json_path.exists():
+        problem = f"{who} wrote no --json output"
+    elif nvbench:
+        try:
+            results = json.loads(json_path.read_text(encoding="utf-8"), parse_constant=lambda c: None)
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
+            problem = f"nvbench's --json output is not JSON: {e}"
+    else:
         try:
             results = strict_json(json_path.read_bytes().decode("utf-8"))
             if not isinstance(results, dict):
                 results, problem = None, "the lesson's --json output is not an object"
         except (StrictJSONError, UnicodeDecodeError) as e:
             results, problem = None, f"the lesson's --json output is not strict JSON: {e}"
-    else:
-        problem = "the lesson wrote no --json output"
     return {"sha256": sha, "exit_code": code, "duration_s": seconds, "stdout": out, "stderr": err,
             "results": results, "results_error": problem}
 
@@ -132,11 +139,8 @@ def _profile(lesson: Lesson, binary: Path, tmp: Path) -> dict:
 
 
 def _nvbench(lesson: Lesson, build: Path, wanted: bool) -> dict | None:
-    """The lesson's nvbench benchmarks (its NVBENCH file), run after its own
-    program on the same GPU, with lesson.toml [nvbench] args: the copy's
-    sha256, the command, and nvbench's own JSON (values nvbench writes as
-    NaN or Infinity, which JSON has not, kept as null). None where the
-    lesson declares none."""
+    """The lesson's nvbench benchmarks, run after its own program on the
+    same GPU with lesson.toml [nvbench] args (None where it declares none)."""
     declared = bool(lesson.info.nvbench) or bool(lesson.nvbench_target)
     if not declared:
         return None
@@ -146,28 +150,16 @@ def _nvbench(lesson: Lesson, build: Path, wanted: bool) -> dict | None:
         return {"skipped": "this build has no nvbench (cuda-bench's folder: COURSE_NVBENCH_DIR)"}
     args = list(lesson.info.nvbench.get("args", []))
     with tempfile.TemporaryDirectory() as t:
-        binary = build / "bin" / lesson.nvbench_target
-        exe = Path(t) / binary.name
-        copy_executable(binary, exe)
-        out = Path(t) / "nvbench.json"
-        code, stdout, stderr, seconds = _execute([str(exe), *args, "--json", str(out)], 1800)
-        results, problem = None, None
-        if out.exists():
-            try:
-                results = json.loads(out.read_text(encoding="utf-8"), parse_constant=lambda c: None)
-            except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
-                problem = f"nvbench's --json output is not JSON: {e}"
-        else:
-            problem = "nvbench wrote no --json output"
-        return {"target": lesson.nvbench_target,
-                "sha256": sha256_file(exe),
-                "command": [f"build/bin/{lesson.nvbench_target}", *args, "--json", "FILE"],
-                "exit_code": code,
-                "duration_s": seconds,
-                "stdout_tail": stdout[-4000:],
-                "stderr_tail": stderr[-4000:],
-                "results": results,
-                **({"results_error": problem} if problem else {})}
+        run = _run_copy(build / "bin" / lesson.nvbench_target, args, Path(t), timeout=1800, nvbench=True)
+    return {"target": lesson.nvbench_target,
+            "sha256": run["sha256"],
+            "command": [f"build/bin/{lesson.nvbench_target}", *args, "--json", "FILE"],
+            "exit_code": run["exit_code"],
+            "duration_s": run["duration_s"],
+            "stdout_tail": run["stdout"][-4000:],
+            "stderr_tail": run["stderr"][-4000:],
+            "results": run["results"],
+            **({"results_error": run["results_error"]} if run["results_error"] else {})}
 
 
 def record(lesson: Lesson, tag: str, commit: str | None = None, clean: bool | None = None, build: Path | None = None,
@@ -278,9 +270,7 @@ def _run_all(lesson: Lesson, build: Path, extra_args: list[str], profile: bool, 
         tl = None
         if timeline and lesson.timeline_target:
             with tempfile.TemporaryDirectory() as t2:
-                tl_binary = build / "bin" / lesson.timeline_target
-                copy_executable(tl_binary, Path(t2) / tl_binary.name)
-                tl_run = _run_copy(tl_binary, list(lesson.info.timeline_args), Path(t2))
+                tl_run = _run_copy(build / "bin" / lesson.timeline_target, list(lesson.info.timeline_args), Path(t2))
             tl = {"target": lesson.timeline_target,
                   "command": [f"build/bin/{lesson.timeline_target}", *lesson.info.timeline_args, "--json", "FILE"],
                   **{k: tl_run[k] for k in ("sha256", "exit_code", "stdout", "stderr", "results")}}
