@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from ..rule import resolution
+from ..rule import replication, resolution
 from ..rule import rows as rule_rows
 from ..rule import verdict as cmp
 from .causes import code_span
@@ -160,15 +160,8 @@ class PageVerdicts:
             return []
         if getattr(self, "_pairs_memo", None) is not None:
             return self._pairs_memo
-        keep = lambda d: not rule_rows.is_twin_pair(d)  # noqa: E731
-        per_run = []
-        for run in self._runs:
-            words = {}
-            for d, sa, sb in rule_rows.decided_pairs((run.record or {}).get("results") or {}, keep):
-                v = self._rule(sa, sb)
-                margin = resolution.margin_for(run.margins, d["set"].rsplit(" ", 1)[-1], v.a.median)
-                words[(d["set"], d["a"], d["b"])] = v.at_margin(margin).word
-            per_run.append(words)
+        per_run = [replication.pair_words((run.record or {}).get("results") or {}, widened=True,
+                                          verdict=self._rule, margins=run.margins) for run in self._runs]
         self._pairs_memo = [(k[0], k[1], k[2], [w[k] for w in per_run]) for k in per_run[0]
                             if all(k in w for w in per_run)]
         return self._pairs_memo
