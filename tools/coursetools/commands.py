@@ -22,9 +22,8 @@ def _lessons(names=None):
 
 
 def _check_or_write(files: dict[Path, str], check: bool, fix_hint: str) -> list[Path]:
-    """The files whose text on disk is not `files[path]` (or that are
-    missing): with `check`, OutOfDateError naming each and the command that
-    fixes it; otherwise each written."""
+    """The files not on disk as `files` holds them: with `check`, an
+    OutOfDateError naming each; otherwise each written."""
     stale = [p for p, text in sorted(files.items())
              if not p.is_file() or p.read_text(encoding="utf-8", errors="replace") != text]
     if check and stale:
@@ -123,9 +122,8 @@ def cmd_readability(args) -> int:
 
 
 def cmd_page_api(args) -> int:
-    """The page API as its code states it: each public helper of `page`
-    and `lesson`, its signature and its docstring (so the list cannot fall
-    behind the helpers)."""
+    """The page API as its code states it (so the list cannot fall behind):
+    each public helper of `page` and `lesson`, its signature and docstring."""
     import inspect
 
     from .pages.page import LessonView, Page

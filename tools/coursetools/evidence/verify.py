@@ -97,9 +97,8 @@ def lesson_states(lessons: list[Lesson], base: Path | None = None) -> list[Lesso
 
 
 def verify(lessons: list[Lesson], base: Path | None = None) -> list[str]:
-    """Problems with the evidence: every promoted entry re-checked, and
-    every record file well formed. Lessons never promoted are fine here
-    (their pages say UNVERIFIED)."""
+    """Problems with the evidence: every promoted entry re-checked, every
+    record well formed (a lesson never promoted is UNVERIFIED, not a problem)."""
     problems = []
     base = Path(base or evidence_dir())
     try:

@@ -236,11 +236,9 @@ class PageRows:
 
     # -- checks ---------------------------------------------------------
     def same_results(self, version: str) -> dict:
-        """Over the checks of row `version` (a word of the check's name)
-        that print a result ('got 8388483, want ...'), how many print the
-        same result on every GPU of the set ('same') and how many do not
-        ('differ'). The programs print a float with 9 significant digits,
-        which tell any two floats apart: the same print is the same bits."""
+        """How many of row `version`'s checks that print a result ('got
+        8388483, ...') print the same one on every GPU ('same'), and how many do
+        not ('differ'): 9 significant digits tell any two floats apart."""
         if not self.verified:
             return {"same": UNMEASURED, "differ": UNMEASURED}
         per_run = []
@@ -328,11 +326,10 @@ class PageRows:
         return self._ratios(field, a, b, fmt, self._runs)
 
     def table(self, columns: list, **where) -> str:
-        """A Markdown table of the rows matching `where`: columns are
-        [header, field, format] (field may carry a unit, 'median_ms:us').
-        A fourth element, a mapping such as {"timing": "cold"}, takes that
-        column from the row that is this one with those fields changed
-        (its cold twin), left empty where the record has none."""
+        """A Markdown table of the rows matching `where`, a column each
+        [header, field, format] (a field may carry a unit, 'median_ms:us'); a
+        fourth element, {"timing": "cold"} say, takes the column from the row
+        with those fields changed (empty where there is none)."""
         if not self.verified:
             return f"{UNMEASURED}\n"
         for c in columns:

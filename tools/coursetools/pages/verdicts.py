@@ -89,10 +89,9 @@ def _and(parts: list[str]) -> str:
 
 
 class PageVerdicts:
-    """The page API: verdicts between rows, by the comparison rule, on
-    every record of the promoted set (one a GPU). A word stands alone only
-    where every GPU gives it; where they differ the page says which gave
-    what: a reader on another GPU of the model may see either."""
+    """The page API: verdicts between rows by the comparison rule, on every
+    record of the promoted set (one a GPU). A word stands alone only where
+    every GPU gives it; elsewhere the page says which GPU gave what."""
 
     def compare(self, a: dict, b: dict, style: str = "word") -> str:
         """The comparison rule's verdict of row `a` against row `b`, from
@@ -123,11 +122,9 @@ class PageVerdicts:
         return mark(" but ".join(said))
 
     def reaches(self, a: dict, b: dict, target: float) -> str:
-        """Whether row `a` meets a speed target against row `b`: 'reaches'
-        when the rule's estimate of b's time over a's is at least `target`
-        on every GPU of the set, 'falls short of' when on none, else which
-        GPU does ('reaches on GPU A, not on GPU B,'). A target's outcome is
-        computed, never typed."""
+        """'reaches' where the rule's estimate of b's time over a's is at least
+        `target` on every GPU, 'falls short of' where on none, else which GPU
+        does ('reaches on GPU A, not on GPU B,'): an outcome computed, not typed."""
         vs = self._verdicts_each(a, b)
         if vs is None:
             return UNMEASURED
@@ -167,9 +164,8 @@ class PageVerdicts:
         return self._pairs_memo
 
     def agreement(self) -> dict:
-        """Over every pair of rows the program compares (its sets'
-        decisions, the twins left out), how many get one word on every GPU
-        of the set ('agree') and how many do not ('differ')."""
+        """How many of the pairs the program compares (but the twins) get one
+        word on every GPU ('agree'), and how many do not ('differ')."""
         if not self.verified:
             return {"agree": UNMEASURED, "differ": UNMEASURED}
         pairs = self._pair_words()
@@ -290,21 +286,18 @@ class PageVerdicts:
         return Tally((k, mark(counts[k])) for k in order)
 
     def verdicts(self, a: dict, b: dict, over: str, values: list, gpu: int | None = None) -> dict:
-        """How many of the rows (a + {over: x}) against (b + {over: x}), for
-        each x in `values`, the rule calls each word on every GPU of the
-        set, and at how many the GPUs differ ('differs between GPUs'): a
-        sweep's summary. gpu=i: the words of the set's i-th GPU alone."""
+        """How many of (a + {over: x}) against (b + {over: x}), x in `values`,
+        the rule calls each word on every GPU, and at how many the GPUs differ
+        ('differs between GPUs'); gpu=i: the i-th GPU's words alone."""
         if not self.verified:
             return {}
         self._values_exist(a, b, over, values)
         return self._tally(map(self._said(a, b, over, gpu), values))
 
     def twins(self, **where) -> dict:
-        """The rule applied to the same code against itself: every row named
-        NAME-twin (timed a second time beside NAME, in the same set) against
-        NAME, counted by word, over every record of the set (each GPU's
-        pairs). Where the rule says faster or slower here it is wrong: this
-        tally is the records' measured false-call rate."""
+        """Every NAME-twin row (NAME timed again beside itself) against NAME,
+        counted by the rule's word over every GPU's records: where it says
+        faster or slower it is wrong, so this is the measured false-call rate."""
         if not self.verified:
             return {}
         words = []
@@ -323,11 +316,9 @@ class PageVerdicts:
     def where_verdict(self, a: dict, b: dict, over: str, values: list, word: str, fmt: str = ",",
                       gpu: int | None = None) -> str:
         """The values x of `over` at which the rule calls (a + {over: x})
-        against (b + {over: x}) `word` on every GPU of the set, as a
-        phrase: '65,537 and 262,145', or 'no size'. word='differs between
-        GPUs' names the values at which the GPUs' words differ. gpu=i: the
-        values at which the set's i-th GPU alone gives `word` (name that
-        GPU beside it, page.gpu(i))."""
+        against (b + {over: x}) `word` on every GPU, as a phrase ('65,537 and
+        262,145', or 'no size'); word='differs between GPUs': where the GPUs
+        differ; gpu=i: where the i-th GPU alone says it (name it: page.gpu(i))."""
         if word not in cmp.WORDS + (DIFFERS,):
             raise TemplateProblem(f"'{word}' is not one of the rule's words: {', '.join(cmp.WORDS + (DIFFERS,))}")
         if gpu is not None and word == DIFFERS:

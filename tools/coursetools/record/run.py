@@ -72,11 +72,9 @@ def _execute(cmd: list[str], timeout: int) -> tuple[int, str, str, float]:
 
 
 def _run_copy(binary: Path, args: list[str], tmp: Path, timeout: int = 3600, nvbench: bool = False) -> dict:
-    """Copies `binary` to `tmp` (where not yet copied: see copy_executable),
-    hashes the copy, runs it with `args` and --json, and returns what
-    happened: the hash is exactly the executable that produced the output.
-    nvbench's JSON is not the course's strict JSON (it writes NaN and
-    Infinity, kept as null)."""
+    """Copies `binary` into `tmp` (see copy_executable), hashes the copy, and
+    runs it with `args` and --json: the hash is that of what ran. nvbench
+    writes NaN and Infinity, kept as null, where a lesson's JSON is strict."""
     if not binary.is_file():
         raise UsageError(f"{display_path(binary)}: not built")
     exe = tmp / binary.name
@@ -241,9 +239,9 @@ def _checks(lesson: Lesson, commit: str | None, clean: bool | None, build: Path,
 
 
 def _build_checked(lesson: Lesson, build: Path, timeline: bool, nvbench: bool) -> tuple[str, dict]:
-    """Builds the lesson's targets; refuses a build that read what the
-    sources digest cannot see or an executable the build did not link.
-    The build's command as recorded, and the sources digest."""
+    """Builds the lesson's targets, refusing a build that read what the
+    digest cannot see or a binary the link did not make: the command as
+    recorded, and the sources digest."""
     targets = [lesson.target] + ([lesson.timeline_target] if timeline and lesson.timeline_target else []) + (
         [lesson.nvbench_target] if nvbench and lesson.nvbench_target else [])
     built_by = _build(build, targets)
@@ -324,9 +322,8 @@ def _assemble(lesson: Lesson, tag: str, started: dt.datetime, runs: dict, git: d
 
 
 def _admit(rec: dict, run: dict, refuse: Callable[[dict], list[str]] | None) -> None:
-    """Refuses a record that shows no GPU ran the program, that holds
-    numbers no device allows, or whose results `refuse` faults: nothing is
-    written."""
+    """Refuses (nothing written) a record with no proof a GPU ran it, with
+    numbers no device allows, or whose results `refuse` faults."""
     refused = gpu_proof_problems(rec)
     if refused:
         said = run["stderr"].strip().splitlines()[-1:]

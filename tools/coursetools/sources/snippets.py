@@ -300,10 +300,8 @@ def _finish(path: str, region: _Open, out: list[Snippet], diags: list[Diagnostic
 
 
 def extract(paths: list[str], root: Path) -> tuple[list[Snippet], list[Diagnostic]]:
-    """Parses every file of one lesson and reports duplicate names among
-    them (course_wide() holds them to the rest of the course). Paths in
-    diagnostics and artifacts are relative to `root`; each file must be a
-    regular file inside it."""
+    """Parses every file of one lesson (regular files inside `root`, which
+    names them) and reports duplicate names among them."""
     from ..errors import SourceError
 
     root = Path(root).resolve()
@@ -387,9 +385,7 @@ def artifact_text(snippet: Snippet, artifact_dir: Path, root: Path) -> str:
 
 
 def artifact_tree(found: list[Snippet], artifact_dir: Path, root: Path) -> dict[str, str]:
-    """One lesson's snippet artifacts, as `course snippets` writes them into
-    `artifact_dir`: a Markdown file a snippet, and index.json naming each
-    snippet's source and lines."""
+    """One lesson's snippet artifacts: NAME.md a snippet, and index.json."""
     content, index = {}, []
     for s in sorted(found, key=lambda s: s.name):
         content[f"{s.name}.md"] = artifact_text(s, artifact_dir, root)
