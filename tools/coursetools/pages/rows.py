@@ -133,10 +133,7 @@ class Run:
                         index.setdefault(value, []).append(i)
                     except TypeError:  # an unhashable value: never equal to a selector's scalar
                         pass
-            try:
-                hits = set(index.get(v, ()))
-            except TypeError:
-                return [row for row in self.rows if all(row.get(f) == x for f, x in where.items())]
+            hits = set(index.get(v, ()))  # v is hashable: select() hashed every selector value
             picked = hits if picked is None else picked & hits
             if not picked:
                 return []
