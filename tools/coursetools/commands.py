@@ -22,9 +22,8 @@ def _lessons(names=None):
 
 
 def _check_or_write(files: dict[Path, str], check: bool, fix_hint: str) -> list[Path]:
-    """The files whose text on disk is not `files[path]` (or that are
-    missing): with `check`, OutOfDateError naming each and the command that
-    fixes it; otherwise each written."""
+    """The files not on disk as `files` holds them: with `check`, an
+    OutOfDateError naming each; otherwise each written."""
     stale = [p for p, text in sorted(files.items())
              if not p.is_file() or p.read_text(encoding="utf-8", errors="replace") != text]
     if check and stale:
@@ -77,17 +76,24 @@ def cmd_snippets(args) -> int:
     return EXIT_OK
 
 
-def cmd_render(args) -> int:
+def _render_pages(lessons, targets: list[str], check: bool):
+    """render_all's pages written (with `check`, compared) and the figures
+    no page uses any more removed: (files, written, stale lessons, orphans)."""
     from .pages import render
 
-    lessons, chosen = _lessons(args.lesson)
-    files, stale_lessons, orphans = render.render_all(lessons, [l.target for l in chosen])
-    if args.check and orphans:
+    files, stale_lessons, orphans = render.render_all(lessons, targets)
+    if check and orphans:
         raise OutOfDateError([f"{display_path(p)}: a figure no page uses any more; run: tools/course render"
                               for p in orphans])
-    written = _check_or_write(files, args.check, "tools/course render (or the build: cmake --build build)")
+    written = _check_or_write(files, check, "tools/course render (or the build: cmake --build build)")
     for p in orphans:
         p.unlink()
+    return files, written, stale_lessons, orphans
+
+
+def cmd_render(args) -> int:
+    lessons, chosen = _lessons(args.lesson)
+    files, written, stale_lessons, orphans = _render_pages(lessons, [l.target for l in chosen], args.check)
     for target, reasons in stale_lessons:
         print(f"render: {target}: its code changed since the promoted run ({'; '.join(reasons)}); "
               "the page says UNVERIFIED at the top and keeps its figures marked as the older code's. "
@@ -123,9 +129,8 @@ def cmd_readability(args) -> int:
 
 
 def cmd_page_api(args) -> int:
-    """The page API as its code states it: each public helper of `page`
-    and `lesson`, its signature and its docstring (so the list cannot fall
-    behind the helpers)."""
+    """The page API as its code states it (so the list cannot fall behind):
+    each public helper of `page` and `lesson`, its signature and docstring."""
     import inspect
 
     from .pages.page import LessonView, Page
@@ -189,7 +194,7 @@ def cmd_check(args) -> int:
     from .binaries import sass
     from .evidence import state as ev_state
     from .evidence import verify
-    from .pages import prose, render
+    from .pages import prose
     from .sources import lint, snippets
 
     t0 = time.monotonic()
@@ -235,10 +240,7 @@ def cmd_check(args) -> int:
     # renders without a problem: nothing is half-written).
     state = ev_state.of(lesson)
     try:
-        files, _, orphans = render.render_all(lessons, [lesson.target])
-        written = _check_or_write(files, False, "tools/course render")
-        for p in orphans:
-            p.unlink()
+        _, written, _, _ = _render_pages(lessons, [lesson.target], False)
         print(f"check: {lesson.target}: page rendered ({state.state}), "
               + (f"{len(written)} file(s) written" if written else "up to date"))
     except SourceError as e:

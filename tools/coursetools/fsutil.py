@@ -128,32 +128,39 @@ def _tracked_files_under(folder: Path, root: Path) -> bool:
     return out.returncode == 0 and bool(out.stdout.strip())
 
 
-def check_output_folder(out: Path, root: Path) -> None:
-    """Raises UsageError (exit 64) unless a tool may write the folder `out`:
-    never the repository's root, an ancestor of it, a folder of sources or
-    one holding tracked files; only a folder this tool made (it has the
-    stamp), an empty one, or one that does not exist yet."""
-    shown = display_path(out)
-    out = Path(out)
-    root = Path(root).resolve()
+def _refuse_place(out: Path, root: Path, folder: bool, hint: str, owned: bool = False) -> None:
+    """UsageError (exit 64) where `out`, a folder to write (or a file), is
+    a symbolic link, not a folder (a regular file), the repository or a
+    folder holding it, inside a folder of sources, a file at the
+    repository's top (a mistyped -o must never replace a source), or
+    holds what git tracks; `owned`: a folder that is not empty must have
+    the stamp of a folder this tool made."""
+    shown, out, root = display_path(out), Path(out), Path(root).resolve()
+
+    def refuse(why: str):
+        raise UsageError(f"{shown}: error: {why}; {hint}")
     if out.is_symlink():
-        raise UsageError(f"{shown}: error: is a symbolic link; refusing to write through it; choose a real folder")
+        refuse("is a symbolic link; refusing to write through it")
+    if out.exists() and not (out.is_dir() if folder else out.is_file()):
+        refuse(f"exists and is not a {'folder' if folder else 'regular file'}")
     real = out.resolve()
     if real == root or real in root.parents:
-        raise UsageError(f"{shown}: error: is the repository or holds it; refusing to write there; "
-                         "choose a folder under build/ (the default)")
-    if root in real.parents:
-        top = real.relative_to(root).parts[0]
-        if top in PROTECTED:
-            raise UsageError(f"{shown}: error: is inside {top}/, which holds the course's sources; "
-                             "refusing to write there; choose a folder under build/ (the default)")
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"{shown}: error: exists and is not a folder; expected a folder to write")
-    if out.is_dir() and not (out / STAMP).is_file() and any(out.iterdir()):
-        raise UsageError(f"{shown}: error: was not made by tools/course (no {STAMP} in it) and is not empty; "
-                         "refusing to write into it; choose an empty or new folder")
-    if out.is_dir() and _tracked_files_under(out, root):
-        raise UsageError(f"{shown}: error: holds files git tracks; refusing to write into it")
+        refuse("is the repository or holds it; refusing to write there")
+    parts = real.relative_to(root).parts if root in real.parents else ()
+    if parts and parts[0] in PROTECTED:
+        refuse(f"is inside {parts[0]}/, which holds the course's sources; refusing to write there")
+    if len(parts) == 1 and not folder:
+        refuse("is at the repository's top; refusing to write there")
+    if owned and out.is_dir() and not (out / STAMP).is_file() and any(out.iterdir()):
+        refuse(f"was not made by tools/course (no {STAMP} in it) and is not empty; refusing to write into it")
+    if out.exists() and _tracked_files_under(out, root):
+        refuse("holds files git tracks" if folder else "is a file git tracks")
+
+
+def check_output_folder(out: Path, root: Path) -> None:
+    """Raises UsageError unless a tool may write the folder `out`: one it
+    made (stamped), an empty one or a new one, where no source lives."""
+    _refuse_place(out, root, True, "choose an empty folder under build/ (the default)", owned=True)
 
 
 def ensure_owned_folder(out: Path, root: Path) -> Path:
@@ -168,45 +175,12 @@ def ensure_owned_folder(out: Path, root: Path) -> Path:
 
 
 def check_output_file(out: Path, root: Path) -> None:
-    """Raises UsageError (exit 64) unless a tool may write the single file
-    `out`: not a link or anything but a regular file, not a file git
-    tracks, not at the repository's top level or inside a folder of
-    sources (a mistyped -o must never replace a source)."""
-    shown = display_path(out)
-    out = Path(out)
-    root = Path(root).resolve()
-    if out.is_symlink():
-        raise UsageError(f"{shown}: error: is a symbolic link; refusing to write through it; choose a file under build/")
-    if out.exists() and not out.is_file():
-        raise UsageError(f"{shown}: error: exists and is not a regular file; expected a file to write")
-    real = out.resolve()
-    if root in real.parents:
-        parts = real.relative_to(root).parts
-        if len(parts) == 1 or parts[0] in PROTECTED:
-            where = f"inside {parts[0]}/, which holds the course's sources" if len(parts) > 1 else "at the repository's top"
-            raise UsageError(f"{shown}: error: is {where}; refusing to write there; choose a file under build/")
-    if out.exists() and _tracked_files_under(out, root):
-        raise UsageError(f"{shown}: error: is a file git tracks; refusing to replace it")
+    _refuse_place(out, root, False, "choose a file under build/")
 
 
 def check_build_folder(out: Path, root: Path) -> None:
-    """A folder CMake configures: never the repository, an ancestor of it,
-    a link, or a folder of sources."""
-    shown = display_path(out)
-    out = Path(out)
-    root = Path(root).resolve()
-    if out.is_symlink():
-        raise UsageError(f"{shown}: error: is a symbolic link; choose a real build folder")
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"{shown}: error: exists and is not a folder; expected a build folder")
-    real = out.resolve()
-    if real == root or real in root.parents:
-        raise UsageError(f"{shown}: error: is the repository or holds it; choose a build folder such as build-gpu/")
-    if root in real.parents and real.relative_to(root).parts[0] in PROTECTED:
-        raise UsageError(f"{shown}: error: is inside {real.relative_to(root).parts[0]}/, which holds the course's "
-                         "sources; choose a build folder such as build-gpu/")
-    if out.is_dir() and _tracked_files_under(out, root):
-        raise UsageError(f"{shown}: error: holds files git tracks; choose a build folder such as build-gpu/")
+    """A folder CMake configures."""
+    _refuse_place(out, root, True, "choose a build folder such as build-gpu/")
 
 
 def check_no_links_between(path: Path, top: Path) -> None:

@@ -50,8 +50,7 @@ def _signatures(fns: dict[str, list[str]]) -> dict[str, str]:
 
 @functools.lru_cache(maxsize=8)
 def _demangled(names: tuple[str, ...]) -> dict[str, str]:
-    """Each mangled name's C++ signature (binutils' c++filt, once for a
-    binary's names; a name it cannot read stays as it is)."""
+    """binutils' c++filt, once for a binary's names (a name it cannot read stays)."""
     filt = shutil.which("c++filt")
     if not filt or not names:
         return {n: n for n in names}
@@ -146,10 +145,8 @@ def instances(fns: dict[str, list[str]], base: str, enums: dict[str, int] | None
 
 
 def _known(fns: dict[str, list[str]], kernel: str, enums: dict[str, int] | None) -> str:
-    """'; its instances: ...' where `kernel` names a template that the
-    binary holds other instances of."""
-    base = kernel.split("<")[0].strip()
-    found = instances(fns, base, enums)
+    """'; its instances: ...' where the binary holds instances of `kernel`'s template."""
+    found = instances(fns, kernel.split("<")[0].strip(), enums)
     return f"; its instances: {', '.join(found[:8])}" if found else ""
 
 
@@ -158,11 +155,10 @@ _VERSION = cache.version_of(Path(__file__))
 
 
 def dump(binary: Path, arch: int | None = None) -> dict[str, list[str]]:
-    """Each function's instructions in a binary's machine code, by mangled
-    name (`arch`: the machine code for sm_<arch> alone, else all of it):
-    cuobjdump's, remembered in the build (build/cache/sass.json) and in
-    this process by the binary's sha256, so a render runs cuobjdump only
-    for a binary it has not read before, and a rebuilt one is read again."""
+    """Each function's instructions in a binary's machine code (for
+    sm_<arch> alone, given `arch`), by mangled name: cuobjdump's,
+    remembered in build/cache/sass.json and in this process by the
+    binary's sha256, so only a binary not read before is dumped."""
     if not Path(binary).exists():
         raise UsageError(f"{display_path(binary)}: not built; build it first (cmake --build build)")
     key = display_path(binary) + (f"@sm_{arch}" if arch else "")
@@ -207,18 +203,15 @@ def _dump_now(binary: Path, arch: int | None = None) -> dict[str, list[str]]:
 
 def excerpt(binary: Path, kernel: str, max_lines: int, show: list[str] | None = None,
             enums: dict[str, int] | None = None, arch: int | None = None) -> list[str]:
-    """The instructions of interest in a kernel's machine code (`arch`:
-    for sm_<arch> alone): those matching `show` (the lesson's [[sass]]
-    `show` for it), else the course's usual list (INTERESTING); each
-    distinct shape once, in order."""
+    """The instructions of a kernel's machine code matching `show` (its
+    [[sass]] `show`), else INTERESTING: each distinct shape once, in order."""
     fns = dump(Path(binary), arch)
     found = kernels_named(fns, kernel, enums)
     if not found:
         raise SourceError(f"{display_path(binary)}: no kernel {kernel} in the SASS{_known(fns, kernel, enums)}")
     wanted = re.compile("|".join(f"(?:{p})" for p in show)) if show else INTERESTING
     seen, out = set(), []
-    # Unrolled loops repeat one load many times; each distinct
-    # instruction shape once, in order.
+    # Unrolled loops repeat one load many times.
     for l in (l for l in fns[found[0]] if wanted.search(l)):
         shape = re.sub(r"R\d+|UR\d+|0x[0-9a-f]+|P\d", "_", l)
         if shape not in seen:
@@ -282,17 +275,15 @@ def machine_archs(binary: Path) -> list[int]:
 
 
 def needs_arch(pattern: str) -> int:
-    """The newest architecture an instruction the pattern names needs (0:
-    any)."""
+    """The newest architecture an instruction the pattern names needs (0: any)."""
     return max((arch for name, arch in SINCE_ARCH.items() if name in pattern), default=0)
 
 
 def check_all(lessons) -> tuple[int, int]:
-    """Every declared expectation of every built lesson: each `patterns`
-    entry found, each `absent` entry not found, in every function the
-    declaration names. SourceError with all that fail, each naming its
-    lesson.toml line. Returns how many held, and how many did not apply
-    (a pattern naming an instruction newer than the machine code)."""
+    """Every [[sass]] expectation of every built lesson, in every function
+    it names (SourceError with all that fail, at their lesson.toml lines):
+    how many held, and how many name an instruction newer than the
+    machine code."""
     problems, held, skipped = [], 0, 0
     for lesson in lessons:
         if not lesson.info.sass or not lesson.built:

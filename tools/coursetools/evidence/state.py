@@ -197,10 +197,8 @@ def of(lesson: Lesson, path: Path | None = None) -> LessonState:
 
 def write(states: list[LessonState], lessons: list[Lesson], path: Path | None = None,
           covers: dict | None = None) -> Path:
-    """Writes the state. `covers`: the fingerprint taken before the states
-    were verified; where the files have changed since (a record replaced
-    while verify read it), EvidenceError, and nothing is written: the
-    state never vouches for bytes verify did not read."""
+    """Writes the state, unless the files changed since `covers` was taken
+    (before verify read them): it never vouches for bytes verify did not read."""
     from ..fsutil import write_atomic
 
     path = Path(path or state_path())

@@ -4,7 +4,6 @@ promotion rule still holds today; nothing else lies in evidence/."""
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 from pathlib import Path
 
@@ -12,27 +11,9 @@ from ..errors import EvidenceError, display_path
 from ..sources.manifest import Lesson
 from . import signing
 from .promote import record_problems
+from .state import LessonState
 from ..record.format import SUFFIX, TAG_FILE_RE, evidence_dir, load_record
 from .store import PROMOTIONS_SCHEMA, confined_record, load_promotions
-
-
-@dataclasses.dataclass
-class State:
-    lesson: Lesson
-    state: str  # "promoted", "stale", "altered", "missing", "invalid", "unverified"
-    reasons: list[str]
-    entry: dict | None
-    record: dict | None  # only when the state is "promoted": the set's first record
-    # When the state is "stale" and that is all that is wrong (the records
-    # intact, their promotion signed): the first record, which an earlier
-    # version of the code produced. A page may draw its figures from it,
-    # saying so.
-    earlier: dict | None = None
-    files: list[str] = dataclasses.field(default_factory=list)  # the set's records, relative to evidence/
-
-    @property
-    def valid(self) -> bool:
-        return self.state == "promoted"
 
 
 def entry_records(entry: dict) -> list[tuple[str, str | None, str | None, str | None]]:
@@ -54,20 +35,23 @@ def _tagged(reason: str, tag: str) -> str:
     return tag + reason
 
 
-def state_of(lesson: Lesson, base: Path | None = None, signature: bool = True) -> State:
+def state_of(lesson: Lesson, base: Path | None = None, signature: bool = True) -> LessonState:
     """The lesson's evidence as a page may use it: the records only when
     every rule holds for every record of the set, the set's own rules (one
     build, on MIN_GPUS GPUs or more) and (unless `signature` is False, for
-    a reader without OpenSSH who is told so) the signature included."""
+    a reader without OpenSSH who is told so) the signature included. Where
+    being stale is all that is wrong (the records intact, their promotion
+    signed), the records are the earlier code's, which a page may draw its
+    figures from, saying so."""
     from .promote import set_problems
 
     try:
         promotions = load_promotions(base)
     except EvidenceError as e:
-        return State(lesson, "invalid", [str(d) for d in e.diagnostics], None, None)
+        return LessonState(lesson, "invalid", [str(d) for d in e.diagnostics], None, [])
     entry = promotions["promoted"].get(lesson.target)
     if entry is None:
-        return State(lesson, "unverified", ["no record has been promoted"], None, None)
+        return LessonState(lesson, "unverified", ["no record has been promoted"], None, [])
     base_dir = Path(base or evidence_dir())
     reasons: list[str] = []
     recs: list[tuple[str, dict]] = []
@@ -76,13 +60,13 @@ def state_of(lesson: Lesson, base: Path | None = None, signature: bool = True) -
         try:
             path = confined_record(name, lesson.target, base)
         except EvidenceError as e:
-            return State(lesson, "invalid", [str(d) for d in e.diagnostics], entry, None)
+            return LessonState(lesson, "invalid", [str(d) for d in e.diagnostics], entry, [])
         if not path.exists():
-            return State(lesson, "missing", [f"the promoted record {name} is missing"], entry, None)
+            return LessonState(lesson, "missing", [f"the promoted record {name} is missing"], entry, [])
         try:
             rec = load_record(path)
         except EvidenceError as e:
-            return State(lesson, "altered", ["altered: " + "; ".join(str(d) for d in e.diagnostics)], entry, None)
+            return LessonState(lesson, "altered", ["altered: " + "; ".join(str(d) for d in e.diagnostics)], entry, [])
         shown = f"{rec.get('tag')}: " if len(entry_records(entry)) > 1 else ""
         reasons += [_tagged(r, shown) for r in record_problems(lesson, rec, for_promotion=False)]
         if rec.get("digest") != digest:
@@ -98,32 +82,23 @@ def state_of(lesson: Lesson, base: Path | None = None, signature: bool = True) -
     if problem:
         reasons.insert(0, f"unsigned or forged: {problem}")
     reasons += [f"invalid: {p}" for p in set_problems(recs)]
-    if not reasons:
-        return State(lesson, "promoted", [], entry, recs[0][1], None, files)
     state = next((s for s, p in (("altered", "altered"), ("invalid", "unsigned"), ("invalid", "invalid"),
                                  ("stale", "stale"))
-                  if any(r.startswith(p) for r in reasons)), "invalid")
-    earlier = recs[0][1] if all(r.startswith("stale") for r in reasons) else None
-    return State(lesson, state, reasons, entry, None, earlier, files)
+                  if any(r.startswith(p) for r in reasons)), "invalid") if reasons else "promoted"
+    earlier = bool(reasons) and all(r.startswith("stale") for r in reasons)
+    st = LessonState(lesson, state, reasons, entry, files if not reasons else [], files if earlier else [])
+    st._loaded.update(zip(files, (r for _, r in recs)))  # read once, here
+    return st
 
 
-def lesson_states(lessons: list[Lesson], base: Path | None = None) -> list:
-    """Every lesson's state as the state file keeps it (evidence/state.py):
-    what state_of found, the promoted records by their files."""
-    from .state import LessonState
-
-    out = []
-    for lesson in lessons:
-        st = state_of(lesson, base)
-        out.append(LessonState(lesson, st.state, list(st.reasons), st.entry, st.files if st.valid else [],
-                               st.files if st.earlier is not None else []))
-    return out
+def lesson_states(lessons: list[Lesson], base: Path | None = None) -> list[LessonState]:
+    """Every lesson's state, as the state file keeps it (evidence/state.py)."""
+    return [state_of(lesson, base) for lesson in lessons]
 
 
 def verify(lessons: list[Lesson], base: Path | None = None) -> list[str]:
-    """Problems with the evidence: every promoted entry re-checked, and
-    every record file well formed. Lessons never promoted are fine here
-    (their pages say UNVERIFIED)."""
+    """Problems with the evidence: every promoted entry re-checked, every
+    record well formed (a lesson never promoted is UNVERIFIED, not a problem)."""
     problems = []
     base = Path(base or evidence_dir())
     try:

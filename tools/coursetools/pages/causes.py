@@ -8,7 +8,9 @@ from pathlib import Path
 
 from ..binaries import sass
 from ..sources import constants
+from .formats import number as number_format
 from .marks import TemplateProblem, mark, mark_block, shown
+from .rows import UNMEASURED
 
 
 def code_span(text: str) -> str:
@@ -19,14 +21,11 @@ def code_span(text: str) -> str:
     ticks = "`" * (max((len(r) for r in re.findall("`+", text)), default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{ticks}{pad}{text}{pad}{ticks}"
-from .rows import UNMEASURED
-from .formats import number as number_format
 
 
 class PageCauses:
     """The page API: counters, timelines, the review and SASS."""
 
-    # -- causes ---------------------------------------------------------
     def _declared(self, metric: str) -> None:
         names = [m["name"] for m in self._lesson.info.metrics]
         if metric not in names:
@@ -102,19 +101,14 @@ class PageCauses:
                         return mark(number_format(r[field], fmt))
         return mark(number_format(0.0, fmt)) if self._review.get("listed") else UNMEASURED
 
-    # -- instructions -----------------------------------------------------
     def sass(self, kernel: str, label: str, max_lines: int = 40) -> str:
         """The instructions of interest in a kernel's machine code, from the
-        built binary, under `label` (the author's words: shown as code,
-        in a span no backtick inside it can close, and read by the prose
-        check like any typed text). `kernel`: its name in the source (or
-        mangled; an instance as the source spells it,
-        'latencyChase<Chase::RemotePtx>'); the instructions shown are its lesson.toml [[sass]]
-        `show` list where it declares one. On a verified page, the machine
-        code for the architecture its records ran (sm_90 on an H200): a
-        build configured for other GPUs holds none, and the page says so
-        where the excerpt would be, never showing other code under the
-        author's label."""
+        built binary, under `label` (the author's words, shown as code and
+        read by the prose check). `kernel`: its name in the source, mangled,
+        or an instance as the source spells it ('latencyChase<Chase::RemotePtx>');
+        its lesson.toml [[sass]] `show` list picks the instructions. On a
+        verified page, the machine code of the architecture its records ran;
+        a build without it says so, never showing other code under the label."""
         arch = None
         if self.verified:
             arch = int(str(self._record["gpu"]["compute_capability"]).replace(".", ""))

@@ -21,11 +21,9 @@ FIGURE_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 class PageFigures:
     """The page API: figures."""
 
-    # -- figures --------------------------------------------------------
     def _chart_words(self, *texts) -> None:
-        """Words a template passes into a chart (notes, legends, labels, a
-        unit) are prose the prose check cannot read in the SVG: they are
-        held to the same rule here."""
+        """A chart's words (notes, legends, labels, a unit) are prose the
+        prose check cannot read in the SVG: held to its rule here."""
         allowed = {float(c) for c in self._lesson.info.constants}
         for text in texts:
             # a placeholder shows as its row's value: read as nothing here,
@@ -42,14 +40,10 @@ class PageFigures:
                                       "helpers say how rows compare")
 
     def _drawn(self, name: str, title: str, draw) -> str:
-        """The figure `draw(page)` makes, as figures/NAME.svg. Drawn from the
-        promoted record; on a page whose code changed since (stale), from
-        the record promoted for the earlier code, and said to be; from
-        nothing else: a file already in figures/ is never shown for what it
-        claims to be."""
-        if not FIGURE_RE.match(name):
-            raise TemplateProblem(f"figure name '{name}' is not valid; expected lower-case letters, digits and hyphens")
-        rel = f"{FIGURES}/{name}.svg"
+        """The figure `draw(page)` makes, as figures/NAME.svg, from the
+        promoted record, or on a stale page from the earlier code's (and
+        said to be); never a file already in figures/."""
+        rel = _figure(name)
         source = self if self.verified else self._earlier()
         try:
             svg = draw(source) if source is not None else None
@@ -68,8 +62,7 @@ class PageFigures:
                 f"{mark('`' + str(e.get('tag')) + '`')}); this version has not been run yet.*\n")
 
     def _earlier(self):
-        """The page API over the record promoted for the earlier code, or
-        None where there is none that is intact and signed."""
+        """The page API over the earlier code's promoted record, or None."""
         if not self._state.earlier_files:
             return None
         if not hasattr(self, "_earlier_page"):
@@ -80,17 +73,13 @@ class PageFigures:
         return self._earlier_page
 
     def picture(self, name: str, title: str) -> str:
-        """A picture drawn by hand, figures/NAME.svg beside the page (a
-        file render did not draw): shown on verified and unverified pages
-        alike, as it shows an idea, not a measurement. Its words (text,
-        title and description) are held to the rule a chart's words are
-        held to (numbers from lesson.toml's constants, no claim words), and
-        it may hold no script, handler or link out of itself."""
+        """A picture drawn by hand, figures/NAME.svg beside the page: shown
+        on every page, as it shows an idea, not a measurement. Its words are
+        held to a chart's rule (numbers from lesson.toml's constants, no
+        claim words); it may hold no script, handler or link out of itself."""
         import xml.etree.ElementTree as ET
 
-        if not FIGURE_RE.match(name):
-            raise TemplateProblem(f"figure name '{name}' is not valid; expected lower-case letters, digits and hyphens")
-        rel = f"{FIGURES}/{name}.svg"
+        rel = _figure(name)
         path = self._lesson.path / rel
         if not path.is_file() or path.is_symlink() or path.stat().st_size > 200_000:
             raise TemplateProblem(f"{rel}: no such picture (a regular SVG file of at most 200 kB, drawn by hand)")
@@ -119,8 +108,7 @@ class PageFigures:
              fmt: str = "", **where) -> str:
         """A bar per matching row: its `value` (with a unit, 'median_ms:us')
         and a whisker from the fastest to the slowest sample; `fmt` prints
-        each value as the page's text does (say ',.0f'), held to the page's
-        own number formats (pages/formats.py)."""
+        each value as the page's text does (',.0f'; pages/formats.py)."""
         self._chart_words(title, label, note, unit)
         if fmt:
             number_format(1.0, fmt, "ratio" if "%" in fmt else value.split(":")[0])  # refuses a fill, a width, a kind's misfit
@@ -141,33 +129,11 @@ class PageFigures:
             return plots.bar_chart(title, unit or value, bars, note, fmt) if bars else None
         return self._drawn(name, title, draw)
 
-    def counter_plot(self, name: str, title: str, metric: str, rows: list, unit: str = "", note: str = "",
-                     kernel: int = 0, prefix: str = "") -> str:
-        """A bar per profiled row `prefix + row` for each of `rows`, labelled
-        `row`: the `kernel`-th kernel's value of a counter lesson.toml
-        declares (one profiled launch: no whisker)."""
-        self._chart_words(title, unit, note)
-        self._declared(metric)
-
-        def draw(p):
-            bars = []
-            for row in rows:
-                for run in p._profile.get("runs", []):
-                    hit = next((r for r in run.get("rows", []) if r.get("row") == f"{prefix}{row}"), None)
-                    if hit and len(hit.get("kernels", [])) > kernel:
-                        v = hit["kernels"][kernel]["metrics"].get(metric)
-                        if isinstance(v, (int, float)):
-                            bars.append((str(row), float(v), float(v), float(v)))
-                        break
-            return plots.bar_chart(title, unit or metric, bars, note) if bars else None
-        return self._drawn(name, title, draw)
-
     def sweep_plot(self, name: str, title: str, series: list, over: str = "elements", value: str = "gbps",
                    marks: list = (), note: str = "", ylabel: str = "GB/s", log_y: bool = True) -> str:
         """Lines against a logarithmic `over` axis, one per series
         [legend, where]; `marks` are [x, label] vertical lines. The y axis
-        is logarithmic too unless `log_y` is false: a sweep's values span
-        decades, and the small sizes the text discusses would lie flat."""
+        is logarithmic too unless `log_y` is false (a sweep spans decades)."""
         self._chart_words(title, note, ylabel, *[s[0] for s in series], *[m[1] for m in marks])
 
         def draw(p):
@@ -181,9 +147,8 @@ class PageFigures:
         return self._drawn(name, title, draw)
 
     def timeline_plot(self, name: str, title: str, note: str = "", scale: dict | None = None, **where) -> str:
-        """The timeline build's kernels matching `where`, blocks against time.
-        `scale`: the timelines this one is compared with (the rows matching
-        it); all of them share one time axis, the longest one's."""
+        """The timeline build's kernels matching `where`, blocks against time,
+        on the time axis of the longest of the rows `scale` matches."""
         self._chart_words(title, note)
 
         def draw(p):
@@ -194,10 +159,15 @@ class PageFigures:
         return self._drawn(name, title, draw)
 
 
+def _figure(name: str) -> str:
+    if not FIGURE_RE.match(name):
+        raise TemplateProblem(f"figure name '{name}' is not valid; expected lower-case letters, digits and hyphens")
+    return f"{FIGURES}/{name}.svg"
+
+
 def _label(label: str, row: dict) -> str:
-    """The label with the row's fields in it; a field whose text another
-    field already holds is left out ('cub cub::DeviceReduce::Sum' reads
-    'cub::DeviceReduce::Sum')."""
+    """The label with the row's fields in it, less a field another holds
+    ('cub cub::DeviceReduce::Sum' reads 'cub::DeviceReduce::Sum')."""
     values = [str(row.get(f, "")) for f in re.findall(r"\{([a-z_]+)\}", label)]
 
     def sub(m):

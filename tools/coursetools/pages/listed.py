@@ -2,24 +2,19 @@
 lists.
 
 Every day's program takes --list: it prints the checks, rows, settings and
-decisions a run would make from the lesson's plan, which is data, and asks
-nothing of a GPU (course/lesson.cuh says how). Here the built program is
-run that way three times (as timed, under --profile for the profiled rows,
-and its timeline build), the three listings become a record of two listed
-GPUs (every time a placeholder, every word "the same"), and the lesson's
-template is rendered against it in memory. A helper that selects nothing
-the program will produce (a misspelt version, a size it never runs, a
-field no row has, a counter of a row it never profiles) is then the
-template's mistake, named at its template line, long before a GPU run and a
-signed promotion. Nothing rendered here is written anywhere, and the
-placeholders never reach a page.
+decisions a run would make from the lesson's plan, asking nothing of a GPU
+(course/lesson.cuh). Here the built program is listed as timed, under
+--profile and as its timeline build; the listings become an in-memory
+record of two listed GPUs (every time a placeholder, every word "the
+same") and the template is rendered against it. A helper that selects
+nothing the program will produce (a misspelt version, a size it never
+runs, a field no row has) is then the template's mistake, named at its
+template line long before a GPU run. Nothing rendered here is written.
 
-What a listing cannot check: the review's steps, nvbench's states, a
-counter's kernel index and value, a probe's values and the settings the
-program reads off its GPU (a listing runs none of them), and the timeline
-rows where the build has no timeline program; those helpers answer with
-placeholders. A row the plan declares may still be left out on a GPU that
-cannot run it (a cluster size, a shared-memory size): the record says.
+A listing cannot check what it does not run: the review's steps, nvbench's
+states, a counter's value, a probe's values, the settings read off the GPU
+and, without a timeline build, the timeline rows; those helpers answer
+with placeholders.
 """
 
 from __future__ import annotations
@@ -92,11 +87,10 @@ def _run(binary: Path, extra: list[str], folder: Path, name: str) -> dict:
 
 
 def _placeholders(rows: list) -> list:
-    """Rows as a page may read them: a timed row (one with a "timing") with
-    its samples and summary at PLACEHOLDER_MS, a counted row with its
-    counts at zero, and every other zero a float (the program prints 0.0
-    as 0, which would read as a count and refuse a format that a measured
-    value takes)."""
+    """Rows as a page may read them: a timed row's samples and summary at
+    PLACEHOLDER_MS, a counted row's counts at zero, and every other zero a
+    float (the program prints 0.0 as 0, which reads as a count and refuses
+    a format a measured value takes)."""
     out = []
     for row in rows:
         if not isinstance(row, dict):
@@ -117,8 +111,7 @@ def _placeholders(rows: list) -> list:
 
 
 def listing(lesson: Lesson) -> dict:
-    """The lesson's listed runs as one record (ListFailed where a program
-    cannot list its plan)."""
+    """The lesson's listed runs as one record (or ListFailed)."""
     binary = Path(lesson.binary)
     if not binary.is_file():
         raise ListFailed(f"{display_path(binary)} is not built (cmake --build --preset course)")
@@ -160,20 +153,17 @@ def listing(lesson: Lesson) -> dict:
 
 
 def state_of(lesson: Lesson, record: dict) -> LessonState:
-    """Two listed GPUs of one record, held in memory as a promoted set
-    would be (the page API reads nothing else): a page that names each GPU
-    of its set, or says where they differ, renders as it will with two.
-    Never written anywhere."""
+    """Two listed GPUs of one record, as a promoted set in memory: a page
+    naming each GPU of its set renders as it will with two."""
     other = dict(record, gpu=dict(record["gpu"], uuid="GPU-listed-2"))
     entry = {"promoted_by": "(listed)", "promoted_at": "listed", "commit": "listed", "tag": "listed"}
     return ev_state.fixture(lesson, [record, other], entry)
 
 
 class ListedPage(Page):
-    """The page API over a listing: a helper that finds nothing raises
-    (at the template line that called it) instead of showing unmeasured,
-    and a chart must have something to draw. A probe's row, whose values
-    the listing does not know, answers any field with a placeholder."""
+    """The page API over a listing: a helper that finds nothing, or a chart
+    with nothing to draw, raises at the template line that called it; a
+    probe's row answers any field with a placeholder."""
 
     CHARTS = ("plot", "sweep_plot", "timeline_plot")
 
@@ -197,8 +187,8 @@ class ListedPage(Page):
         return checked
 
     def _why_nothing(self, args: tuple, kwargs: dict) -> str:
-        """Which selector misses: the first of its fields that leaves no
-        row, with the values the rows there have, and the nearest."""
+        """The first selector field that leaves no row, with the values the
+        rows have there and the nearest."""
         import difflib
 
         rows = self._rows
@@ -228,8 +218,7 @@ class ListedPage(Page):
         return mark(number_format(0.0, fmt))  # the GPU's report: known once it runs
 
     def _timeline_unbuilt(self) -> bool:
-        """No timeline program in this build to list (the course's build
-        leaves it out; `check DAY` builds it): its rows go unchecked."""
+        """No timeline program listed (the course's build leaves it out)."""
         record = self._record or {}
         return bool(self._lesson.timeline_target) and not record.get("timeline")
 
@@ -250,22 +239,10 @@ class ListedPage(Page):
                                       "program lists (--list)")
         return super().sweep_plot(name, title, series, *args, **kwargs)
 
-    def counter_plot(self, name: str, title: str, metric: str, rows: list, unit: str = "", note: str = "",
-                     kernel: int = 0, prefix: str = "") -> str:
-        """Listed rows are profiled by name only: each bar's row must be
-        one, and nothing is drawn."""
-        self._declared(metric)
-        profiled = {r.get("row") for run in self._profile.get("runs", []) for r in run.get("rows", [])}
-        missing = [f"{prefix}{r}" for r in rows if f"{prefix}{r}" not in profiled]
-        if missing:
-            raise TemplateProblem(f"counter_plot '{name}': no profiled row {', '.join(map(repr, missing[:4]))} "
-                                  "among those the program lists (--list --profile)")
-        return ""
-
 
 def check(lesson: Lesson) -> tuple[list[Diagnostic], str]:
-    """The lesson's template rendered against its program's listing: its
-    problems, and a line saying what was checked."""
+    """The template rendered against the program's listing: its problems,
+    and a line saying what was checked."""
     from . import render
 
     shown = f"{lesson.dir}/{render.TEMPLATE}"

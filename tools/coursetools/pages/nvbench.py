@@ -57,16 +57,14 @@ class PageNvbench:
         return []
 
     def _course_row(self, values: dict, where: dict) -> dict:
-        """The fields of the course's row an nvbench state is: lesson.toml's
-        [nvbench] rows, the state's axis values through its axes, `where`."""
+        """The course's row an nvbench state is, through lesson.toml's [nvbench]."""
         spec = self._lesson.info.nvbench or {}
         axes = dict(spec.get("axes") or {})
         return {**dict(spec.get("rows") or {}), **{axes[k]: v for k, v in values.items() if k in axes}, **where}
 
     def _listed_nvbench(self, over: list | None, where: dict, timings: tuple) -> None:
-        """Before a record: each course row the states would sit beside
-        must be one the program lists; nvbench's own states are not known
-        until it runs."""
+        """Before a record: each course row the states would sit beside is
+        one the program lists (nvbench's states are known once it runs)."""
         for o in over or [{}]:
             fields = self._course_row(o, where)
             if not any(self._select({**fields, "timing": t}) for t in timings):
@@ -74,13 +72,11 @@ class PageNvbench:
                                       "timing, for nvbench's states to sit beside")
 
     def nvbench_table(self, benchmark: str, over: list | None = None, **where) -> str:
-        """A line per nvbench state of `benchmark` (each the row its axes
-        name, through lesson.toml's [nvbench] axes and rows, and `where`):
-        the course's cold median beside nvbench's cold GPU median, the
-        course's batch median beside nvbench's batch mean, in microseconds,
-        and each pair's ratio (nvbench's over the course's). `over`: the
-        axis values to show (a list of {axis: value}); every state where
-        not given."""
+        """A line per nvbench state of `benchmark` (the course's row its axes
+        name, through lesson.toml's [nvbench], and `where`): the course's
+        cold median beside nvbench's cold GPU median, its batch median beside
+        nvbench's batch mean (us), each with nvbench's over the course's.
+        `over`: the states' axis values to show ([{axis: value}]; all)."""
         if not self.verified:
             return f"{UNMEASURED}\n"
         if self._nvbench.get("listed"):

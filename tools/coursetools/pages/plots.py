@@ -178,12 +178,10 @@ def line_chart(title: str, xlabel: str, ylabel: str, series: list[tuple[str, lis
 
 
 def timeline(title: str, kernels: list[dict], note: str = "", span: float | None = None) -> str:
-    """kernels: the timeline rows of one experiment (course::timeline::
-    summarize), all on one time axis. Grids that kept every block are drawn
-    block by block (a bar per block, its waiting part lighter); larger ones
-    as curves of resident and waiting blocks. `span`: the axis's length in
-    microseconds, shared by timelines meant to be compared (default: this
-    one's)."""
+    """kernels: the timeline rows of one experiment, on one time axis of
+    `span` microseconds (default: theirs). Grids that kept every block are
+    drawn a bar per block (its wait lighter); larger ones as curves of
+    resident and waiting blocks."""
     width = 760
     left, right, top = 110, 30, 50
     pw = width - left - right

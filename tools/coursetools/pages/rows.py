@@ -117,9 +117,9 @@ class Run:
         return self.selected[key]
 
     def _matching(self, where: dict) -> list[dict]:
-        """The rows with every field of `where`, through one index per field
-        (a sweep's template selects thousands of times from over a thousand
-        rows), in the record's order."""
+        """The rows with every field of `where`, in the record's order,
+        through one index per field (a sweep's template selects thousands
+        of times)."""
         if not where:
             return list(self.rows)
         picked = None
@@ -133,15 +133,11 @@ class Run:
                         index.setdefault(value, []).append(i)
                     except TypeError:  # an unhashable value: never equal to a selector's scalar
                         pass
-            try:
-                hits = set(index.get(v, ()))
-            except TypeError:
-                return [row for row in self.rows if all(row.get(f) == x for f, x in where.items())]
+            hits = set(index.get(v, ()))  # v is hashable: select() hashed every selector value
             picked = hits if picked is None else picked & hits
             if not picked:
                 return []
         return [self.rows[i] for i in sorted(picked)]
-
 
 
 def host_rows(selectors: list[dict]) -> str:
@@ -155,6 +151,7 @@ def host_rows(selectors: list[dict]) -> str:
     def listed(vs):
         return vs[0] if len(vs) == 1 else ", ".join(vs[:-1]) + " or " + vs[-1]
     return "; ".join(f"{k} {listed(vs)}" for k, vs in by.items())
+
 
 class PageRows:
     """The page API: state, snippets and numbers from rows."""
@@ -236,11 +233,9 @@ class PageRows:
 
     # -- checks ---------------------------------------------------------
     def same_results(self, version: str) -> dict:
-        """Over the checks of row `version` (a word of the check's name)
-        that print a result ('got 8388483, want ...'), how many print the
-        same result on every GPU of the set ('same') and how many do not
-        ('differ'). The programs print a float with 9 significant digits,
-        which tell any two floats apart: the same print is the same bits."""
+        """How many of row `version`'s checks that print a result ('got
+        8388483, ...') print the same one on every GPU ('same'), and how many do
+        not ('differ'): 9 significant digits tell any two floats apart."""
         if not self.verified:
             return {"same": UNMEASURED, "differ": UNMEASURED}
         per_run = []
@@ -258,7 +253,6 @@ class PageRows:
 
     # -- rows -----------------------------------------------------------
     def _select(self, where: dict) -> list[dict]:
-        """The rows of the set's first record matching `where`."""
         return (self._runs[0] if self._runs else Run(None)).select(where)
 
     def _one(self, where: dict, rows: list[dict] | None = None) -> dict | None:
@@ -305,43 +299,34 @@ class PageRows:
             raise TemplateProblem(f"no setting '{field}'; the settings are: {', '.join(sorted(self._settings))}")
         return mark(number_format(self._settings[field], fmt, field))
 
-    def ratio(self, field: str, a: dict, b: dict, fmt: str = ".2f") -> str:
-        """a's `field` over b's."""
-        if not self.verified:
-            return UNMEASURED
-        ra, rb = self._one(a), self._one(b)
-        if ra is None or rb is None:
-            return UNMEASURED
-        va, vb = self._field(ra, field), self._field(rb, field)
-        if not isinstance(va, (int, float)) or not isinstance(vb, (int, float)) or vb == 0:
-            return UNMEASURED
-        return mark(number_format(va / vb, fmt, "ratio"))
-
-    def ratio_each(self, field: str, a: dict, b: dict, fmt: str = ".2f") -> str:
-        """a's `field` over b's on each GPU of the set, in the set's order
-        ('1.31 / 1.34'); page.gpus() names the order."""
-        if not self.verified:
+    def _ratios(self, field: str, a: dict, b: dict, fmt: str, runs: list) -> str:
+        """a's `field` over b's in each of `runs`, joined by ' / '."""
+        if not self.verified or not runs:
             return UNMEASURED
         out = []
-        for run in self._runs:
-            ra, rb = run.select(a), run.select(b)
-            for rows, where in ((ra, a), (rb, b)):
-                if len(rows) > 1:
-                    self._one(where, rows)
-            if not ra or not rb:
-                return UNMEASURED
-            va, vb = self._field(ra[0], field), self._field(rb[0], field)
+        for run in runs:
+            ra, rb = self._one(a, run.select(a)), self._one(b, run.select(b))
+            va = self._field(ra, field) if ra else None
+            vb = self._field(rb, field) if rb else None
             if not isinstance(va, (int, float)) or not isinstance(vb, (int, float)) or vb == 0:
                 return UNMEASURED
             out.append(number_format(va / vb, fmt, "ratio"))
         return mark(" / ".join(out))
 
+    def ratio(self, field: str, a: dict, b: dict, fmt: str = ".2f") -> str:
+        """a's `field` over b's."""
+        return self._ratios(field, a, b, fmt, self._runs[:1])
+
+    def ratio_each(self, field: str, a: dict, b: dict, fmt: str = ".2f") -> str:
+        """a's `field` over b's on each GPU of the set, in the set's order
+        ('1.31 / 1.34'); page.gpus() names the order."""
+        return self._ratios(field, a, b, fmt, self._runs)
+
     def table(self, columns: list, **where) -> str:
-        """A Markdown table of the rows matching `where`: columns are
-        [header, field, format] (field may carry a unit, 'median_ms:us').
-        A fourth element, a mapping such as {"timing": "cold"}, takes that
-        column from the row that is this one with those fields changed
-        (its cold twin), left empty where the record has none."""
+        """A Markdown table of the rows matching `where`, a column each
+        [header, field, format] (a field may carry a unit, 'median_ms:us'); a
+        fourth element, {"timing": "cold"} say, takes the column from the row
+        with those fields changed (empty where there is none)."""
         if not self.verified:
             return f"{UNMEASURED}\n"
         for c in columns:

@@ -1,15 +1,10 @@
 """The page API's teaching forms: what a student reads first, short, with
-its proof one click away. A page has a teaching part and, at its end, an
-evidence appendix (`## Evidence`): each helper here writes a short form
-into the teaching part (a ratio as "5.4x faster" or "12% faster", a
-verdict as its word alone, a ladder table) that links to an entry in the
-appendix, and the entry holds what stands behind it: each GPU's estimate
-and interval, each GPU's medians. Every number and word still comes from
-the records, through the same rule and the same marks as every helper.
-
-A template names where its entries go with page.evidence_for(key, title)
-(an appendix subsection per teaching step, "Evidence: TITLE"), and writes
-the appendix with page.evidence()."""
+its proof one click away. Each helper here writes a short form ("5.4x
+faster", a verdict's word, a ladder table) linked to an entry of the
+page's evidence appendix, which holds each GPU's estimates, intervals and
+medians: page.evidence_for(key, title) names the appendix subsection
+("Evidence: TITLE") the entries that follow go to, page.evidence() writes
+the appendix."""
 
 from __future__ import annotations
 
@@ -92,7 +87,7 @@ class PageTeach:
         return ""
 
     def _entry(self, text: str) -> str:
-        """Files `text` under the current subsection; its anchor."""
+        """Files `text` under the current subsection; returns its anchor."""
         t = self._teach()
         if t["key"] is None:
             self.evidence_for("page", "the page")
@@ -102,13 +97,11 @@ class PageTeach:
         return _slug(section["title"])
 
     def vs(self, a: dict, b: dict) -> str:
-        """Row `a` against row `b` in the teaching part's short form, by the
-        comparison rule on every GPU of the set: '5.4x faster' or '12%
-        faster' where every GPU says faster (or slower) and their estimates
-        print alike, else their span ('11% to 20% faster'); 'the same', 'not
-        distinguishable', or each GPU's word where they differ; a link to
-        its appendix entry, which holds each GPU's estimate and 99.9%
-        interval."""
+        """Row `a` against row `b` by the rule on every GPU of the set, short:
+        '5.4x faster', '12% faster' or their span ('11% to 20% faster') where
+        every GPU says faster (or slower); 'the same', 'not distinguishable',
+        or each GPU's word where they differ; linked to its entry (each
+        GPU's estimate and 99.9% interval)."""
         from .verdicts import phrase
 
         vs = self._verdicts_each(a, b)
@@ -166,18 +159,13 @@ class PageTeach:
     def ladder(self, versions: list, elements: int, timing: str = "cold", key: str = "version",
                references: list = ()) -> str:
         """A ladder in Mark Harris's form: a line per row of `versions` (its
-        `key`) at `elements` in `timing`: what it changes (its "change"
-        field), its median time in microseconds, its GB/s and its share of
-        the DRAM's theoretical peak (all the first GPU's), and its speed-up
-        over the line before ("step") and over the first line ('5.4x', or
-        '12%' below 1.5x). A speed-up is the comparison rule's estimate on
-        the first GPU, the very ratio page.vs and page.compare give for the
-        pair there (not a ratio of medians, which can lie outside the
-        words' span), wherever the two rows were timed together; rows timed
-        apart get a ratio of medians, marked '(medians)'. `references` are
-        rows set beside the ladder (a library, a ceiling): no step, their
-        speed-up over the first line only. The entry behind it gives every
-        GPU's medians and steps."""
+        `key`) at `elements` in `timing`, with its "change" field, median
+        time (us), GB/s, share of the DRAM's peak, and speed-up over the line
+        before ("step") and over the first. A speed-up is the rule's estimate
+        on the first GPU, as page.vs gives it (a ratio of medians can lie
+        outside the words' span); rows timed apart get a ratio of medians,
+        marked '(medians)'. `references` (a library, a ceiling) get no step.
+        Its entry gives every GPU's medians and steps."""
         if not self.verified:
             return f"{UNMEASURED}\n"
         gpu = (self._record.get("results") or {}).get("gpu") or {}
@@ -219,8 +207,7 @@ class PageTeach:
         return "\n".join(lines) + "\n\n" + mark(f"[Each GPU's times]({'#' + anchor}).") + "\n"
 
     def _ladder_ratios(self, a: dict, b: dict) -> list[float]:
-        """Each GPU's rule estimate of b's time over a's, where the two rows
-        were timed together in every record; else nothing."""
+        """Each GPU's rule estimate, where the rows were timed together."""
         try:
             vs = self._verdicts_each(a, b)
         except TemplateProblem:
@@ -228,22 +215,18 @@ class PageTeach:
         return [v.ratio for _, v in vs] if vs else []
 
     def _ladder_ratio(self, a: dict, b: dict, ra: dict, rb: dict) -> str:
-        """A ladder's speed-up cell: the first GPU's rule estimate of b's
-        time over a's, or a ratio of medians, marked, where the rule cannot
-        compare the two rows."""
+        """A speed-up cell: the first GPU's estimate, else a ratio of medians."""
         ratios = self._ladder_ratios(a, b)
         if ratios:
             return speedup_text(ratios[0])
         return f"{speedup_text(rb['median_ms'] / ra['median_ms'])} (medians)"
 
     def same_code(self) -> str:
-        """The same code against itself, on each GPU of the set: per timing
-        and band of launch time, the same-code pairs (twins, and the pairs
-        the program declares), how many the rule called faster or slower at
-        its 2% margin (false calls: the rule's measured error rate), the
-        largest shift between them, and the margin the page's words there
-        use (rule/resolution.py). A record whose program wrote its own
-        count shows it beside the rule's recount (equal, or it was refused)."""
+        """The same code against itself on each GPU, per timing and band of
+        launch time (rule/resolution.py): the same-code pairs, how many the
+        rule called faster or slower at 2% (its measured error rate, beside
+        the program's own count where it wrote one), the largest shift, and
+        the margin the page's words there use."""
         from ..rule import resolution
 
         if not self.verified:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from ..rule import resolution
+from ..rule import replication, resolution
 from ..rule import rows as rule_rows
 from ..rule import verdict as cmp
 from .causes import code_span
@@ -26,7 +26,6 @@ _MEMO = cache.Memo("verdicts", cache.version_of(Path(cmp.__file__)))
 
 
 def save_memo() -> None:
-    """Writes what this process's pages added to the verdicts' memo."""
     _MEMO.save()
 
 
@@ -90,10 +89,9 @@ def _and(parts: list[str]) -> str:
 
 
 class PageVerdicts:
-    """The page API: verdicts between rows, by the comparison rule, on
-    every record of the promoted set (one a GPU). A word stands alone only
-    where every GPU gives it; where they differ the page says which gave
-    what: a reader on another GPU of the model may see either."""
+    """The page API: verdicts between rows by the comparison rule, on every
+    record of the promoted set (one a GPU). A word stands alone only where
+    every GPU gives it; elsewhere the page says which GPU gave what."""
 
     def compare(self, a: dict, b: dict, style: str = "word") -> str:
         """The comparison rule's verdict of row `a` against row `b`, from
@@ -124,11 +122,9 @@ class PageVerdicts:
         return mark(" but ".join(said))
 
     def reaches(self, a: dict, b: dict, target: float) -> str:
-        """Whether row `a` meets a speed target against row `b`: 'reaches'
-        when the rule's estimate of b's time over a's is at least `target`
-        on every GPU of the set, 'falls short of' when on none, else which
-        GPU does ('reaches on GPU A, not on GPU B,'). A target's outcome is
-        computed, never typed."""
+        """'reaches' where the rule's estimate of b's time over a's is at least
+        `target` on every GPU, 'falls short of' where on none, else which GPU
+        does ('reaches on GPU A, not on GPU B,'): an outcome computed, not typed."""
         vs = self._verdicts_each(a, b)
         if vs is None:
             return UNMEASURED
@@ -156,29 +152,20 @@ class PageVerdicts:
 
     def _pair_words(self) -> list[tuple[str, str, str, list[str]]]:
         """(set, a, b, each GPU's word) for every pair the program decided
-        (its `decisions`) but the twins, in the first record's order; a
-        pair missing from any record is left out."""
+        but the twins, in the first record's order, where every record has it."""
         if not self.verified or not self._runs:
             return []
         if getattr(self, "_pairs_memo", None) is not None:
             return self._pairs_memo
-        keep = lambda d: not rule_rows.is_twin_pair(d)  # noqa: E731
-        per_run = []
-        for run in self._runs:
-            words = {}
-            for d, sa, sb in rule_rows.decided_pairs((run.record or {}).get("results") or {}, keep):
-                v = self._rule(sa, sb)
-                margin = resolution.margin_for(run.margins, d["set"].rsplit(" ", 1)[-1], v.a.median)
-                words[(d["set"], d["a"], d["b"])] = v.at_margin(margin).word
-            per_run.append(words)
+        per_run = [replication.pair_words((run.record or {}).get("results") or {}, widened=True,
+                                          verdict=self._rule, margins=run.margins) for run in self._runs]
         self._pairs_memo = [(k[0], k[1], k[2], [w[k] for w in per_run]) for k in per_run[0]
                             if all(k in w for w in per_run)]
         return self._pairs_memo
 
     def agreement(self) -> dict:
-        """Over every pair of rows the program compares (its sets'
-        decisions, the twins left out), how many get one word on every GPU
-        of the set ('agree') and how many do not ('differ')."""
+        """How many of the pairs the program compares (but the twins) get one
+        word on every GPU ('agree'), and how many do not ('differ')."""
         if not self.verified:
             return {"agree": UNMEASURED, "differ": UNMEASURED}
         pairs = self._pair_words()
@@ -216,15 +203,12 @@ class PageVerdicts:
         return mark(self._runs[i].gpu)
 
     def _rule(self, sa: list, sb: list) -> cmp.Verdict:
-        """The rule's verdict on two sample lists of the page's records,
-        remembered: the lists live as long as the page, and a page asks for
-        the same pairs many times (a sweep's cells, its tallies, the GPUs'
-        agreement)."""
+        """The rule's verdict on two sample lists, remembered by their ids
+        (they live as long as the page, which asks for a pair many times)."""
         key = (id(sa), id(sb))
         if key not in self._verdicts:
             # Across renders, by content: a verified record's digest and the
-            # rows' places in it name the samples (a fixture's rows, with no
-            # digest, are computed every time).
+            # rows' places in it name the samples (a fixture has no digest).
             ka, kb = self._row_keys.get(id(sa)), self._row_keys.get(id(sb))
             memo_key = f"{ka}|{kb}" if ka and kb else None
             saved = _verdict_from(_MEMO.get(memo_key)) if memo_key else None
@@ -238,8 +222,7 @@ class PageVerdicts:
         return self._verdicts[key]
 
     def _prepared(self, samples: list) -> cmp.Prepared:
-        """A row's samples read once for all its verdicts (a sweep row is
-        compared with every other row of its set)."""
+        """A row's samples read once for all its verdicts."""
         key = id(samples)
         if key not in self._prepared_rows:
             self._prepared_rows[key] = cmp.prepare(samples)
@@ -256,28 +239,31 @@ class PageVerdicts:
             # per-boundary saving, may share a timed row's fields).
             ra = [r for r in run.select(a) if "samples_ms" in r]
             rb = [r for r in run.select(b) if "samples_ms" in r]
-            if not ra or not rb or "samples_ms" not in ra[0] or "samples_ms" not in rb[0]:
+            if not ra or not rb:
                 return None
-            for rows, where in ((ra, a), (rb, b)):
-                if len(rows) > 1:
-                    self._one(where, rows)  # names the rows it matched
-            sa, sb = ra[0].get("set"), rb[0].get("set")
+            ra, rb = self._one(a, ra), self._one(b, rb)  # more than one: names the rows it matched
+            sa, sb = ra.get("set"), rb.get("set")
             if sa is not None and sb is not None and sa != sb:
                 raise TemplateProblem(f"{a} and {b} were timed in different sets ({sa!r}, {sb!r}); the rule "
                                       "compares only rows timed together; compare their medians with page.ratio "
                                       "instead")
-            v = self._rule(ra[0]["samples_ms"], rb[0]["samples_ms"])
-            out.append((run.gpu, v.at_margin(resolution.margin_for(run.margins, ra[0].get("timing"), v.a.median))))
+            v = self._rule(ra["samples_ms"], rb["samples_ms"])
+            out.append((run.gpu, v.at_margin(resolution.margin_for(run.margins, ra.get("timing"), v.a.median))))
         return out
 
-    def _word(self, a: dict, b: dict) -> str:
-        """The set's one word for a against b: the rule's word where every
-        GPU gives it, DIFFERS where they do not."""
-        vs = self._verdicts_each(a, b)
-        if vs is None:
-            return "unmeasured"
-        words = {v.word for _, v in vs}
-        return words.pop() if len(words) == 1 else DIFFERS
+    def _said(self, a: dict, b: dict, over: str, gpu: int | None):
+        """x -> the word for (a + {over: x}) against (b + {over: x}): the
+        set's one word (DIFFERS where the GPUs differ), or the gpu-th GPU's."""
+        if gpu is not None:
+            self.gpu(gpu)  # refuses an index the set has not
+
+        def said(x):
+            vs = self._verdicts_each({**a, over: x}, {**b, over: x})
+            if vs is None:
+                return "unmeasured"
+            words = {v.word for _, v in vs} if gpu is None else {vs[gpu][1].word}
+            return words.pop() if len(words) == 1 else DIFFERS
+        return said
 
     def _values_exist(self, a: dict, b: dict, over: str, values) -> None:
         """Every value a verdict helper is given must select rows on both
@@ -292,8 +278,7 @@ class PageVerdicts:
 
     @staticmethod
     def _tally(words) -> dict:
-        """Words counted in the rule's order, each count marked; the words
-        too where a template lists them (Tally.items)."""
+        """Words counted in the rule's order, each count marked."""
         counts: dict[str, int] = {}
         for word in words:
             counts[word] = counts.get(word, 0) + 1
@@ -301,28 +286,18 @@ class PageVerdicts:
         return Tally((k, mark(counts[k])) for k in order)
 
     def verdicts(self, a: dict, b: dict, over: str, values: list, gpu: int | None = None) -> dict:
-        """How many of the rows (a + {over: x}) against (b + {over: x}), for
-        each x in `values`, the rule calls each word on every GPU of the
-        set, and at how many the GPUs differ ('differs between GPUs'): a
-        sweep's summary. gpu=i: the words of the set's i-th GPU alone."""
+        """How many of (a + {over: x}) against (b + {over: x}), x in `values`,
+        the rule calls each word on every GPU, and at how many the GPUs differ
+        ('differs between GPUs'); gpu=i: the i-th GPU's words alone."""
         if not self.verified:
             return {}
         self._values_exist(a, b, over, values)
-        if gpu is None:
-            return self._tally(self._word({**a, over: x}, {**b, over: x}) for x in values)
-        self.gpu(gpu)  # refuses an index the set has not
-        words = []
-        for x in values:
-            vs = self._verdicts_each({**a, over: x}, {**b, over: x})
-            words.append(vs[gpu][1].word if vs else "unmeasured")
-        return self._tally(words)
+        return self._tally(map(self._said(a, b, over, gpu), values))
 
     def twins(self, **where) -> dict:
-        """The rule applied to the same code against itself: every row named
-        NAME-twin (timed a second time beside NAME, in the same set) against
-        NAME, counted by word, over every record of the set (each GPU's
-        pairs). Where the rule says faster or slower here it is wrong: this
-        tally is the records' measured false-call rate."""
+        """Every NAME-twin row (NAME timed again beside itself) against NAME,
+        counted by the rule's word over every GPU's records: where it says
+        faster or slower it is wrong, so this is the measured false-call rate."""
         if not self.verified:
             return {}
         words = []
@@ -341,11 +316,9 @@ class PageVerdicts:
     def where_verdict(self, a: dict, b: dict, over: str, values: list, word: str, fmt: str = ",",
                       gpu: int | None = None) -> str:
         """The values x of `over` at which the rule calls (a + {over: x})
-        against (b + {over: x}) `word` on every GPU of the set, as a
-        phrase: '65,537 and 262,145', or 'no size'. word='differs between
-        GPUs' names the values at which the GPUs' words differ. gpu=i: the
-        values at which the set's i-th GPU alone gives `word` (name that
-        GPU beside it, page.gpu(i))."""
+        against (b + {over: x}) `word` on every GPU, as a phrase ('65,537 and
+        262,145', or 'no size'); word='differs between GPUs': where the GPUs
+        differ; gpu=i: where the i-th GPU alone says it (name it: page.gpu(i))."""
         if word not in cmp.WORDS + (DIFFERS,):
             raise TemplateProblem(f"'{word}' is not one of the rule's words: {', '.join(cmp.WORDS + (DIFFERS,))}")
         if gpu is not None and word == DIFFERS:
@@ -353,14 +326,7 @@ class PageVerdicts:
         if not self.verified:
             return UNMEASURED
         self._values_exist(a, b, over, values)
-        if gpu is None:
-            said = lambda x: self._word({**a, over: x}, {**b, over: x})  # noqa: E731
-        else:
-            self.gpu(gpu)  # refuses an index the set has not
-
-            def said(x):
-                vs = self._verdicts_each({**a, over: x}, {**b, over: x})
-                return vs[gpu][1].word if vs else "unmeasured"
+        said = self._said(a, b, over, gpu)
         hits = [mark(number_format(x, fmt)) for x in values if said(x) == word]
         return _and(hits) if hits else "no size"
 

@@ -62,9 +62,8 @@ def record_path(lesson: Lesson, tag: str, base: Path | None = None) -> Path:
 
 
 def sources_digest(lesson: Lesson, build: Path | None = None) -> dict:
-    """The lesson's sources digest as it stands today, with the compiler's
-    dependency output read from `build` (by default the build the
-    manifest came from)."""
+    """The lesson's sources digest today, with the compiler's dependency
+    output from `build` (by default the manifest's)."""
     build = Path(build) if build is not None else Path(lesson.binary).parent.parent
     return dg.sources_digest(lesson.digest_files(build), manifest.ROOT)
 

@@ -71,11 +71,10 @@ def _execute(cmd: list[str], timeout: int) -> tuple[int, str, str, float]:
     return code, text(out), text(err), round(time.monotonic() - started, 3)
 
 
-def _run_copy(binary: Path, args: list[str], tmp: Path) -> dict:
-    """Copies `binary` to `tmp`, hashes the copy, runs it with `args` and
-    --json, and returns what happened. The copy is what runs, so the hash
-    is exactly the executable that produced the output. The copy is made
-    before any thread of ours starts a child (see copy_executable)."""
+def _run_copy(binary: Path, args: list[str], tmp: Path, timeout: int = 3600, nvbench: bool = False) -> dict:
+    """Copies `binary` into `tmp` (see copy_executable), hashes the copy, and
+    runs it with `args` and --json: the hash is that of what ran. nvbench
+    writes NaN and Infinity, kept as null, where a lesson's JSON is strict."""
     if not binary.is_file():
         raise UsageError(f"{display_path(binary)}: not built")
     exe = tmp / binary.name
@@ -85,17 +84,23 @@ def _run_copy(binary: Path, args: list[str], tmp: Path) -> dict:
     json_path = tmp / f"{binary.name}.results.json"
     with contextlib.suppress(FileNotFoundError):
         json_path.unlink()
-    code, out, err, seconds = _execute([str(exe), *args, "--json", str(json_path)], 3600)
+    code, out, err, seconds = _execute([str(exe), *args, "--json", str(json_path)], timeout)
     results, problem = None, None
-    if json_path.exists():
+    who = "nvbench" if nvbench else "the lesson"
+    if not json_path.exists():
+        problem = f"{who} wrote no --json output"
+    elif nvbench:
+        try:
+            results = json.loads(json_path.read_text(encoding="utf-8"), parse_constant=lambda c: None)
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
+            problem = f"nvbench's --json output is not JSON: {e}"
+    else:
         try:
             results = strict_json(json_path.read_bytes().decode("utf-8"))
             if not isinstance(results, dict):
                 results, problem = None, "the lesson's --json output is not an object"
         except (StrictJSONError, UnicodeDecodeError) as e:
             results, problem = None, f"the lesson's --json output is not strict JSON: {e}"
-    else:
-        problem = "the lesson wrote no --json output"
     return {"sha256": sha, "exit_code": code, "duration_s": seconds, "stdout": out, "stderr": err,
             "results": results, "results_error": problem}
 
@@ -132,11 +137,8 @@ def _profile(lesson: Lesson, binary: Path, tmp: Path) -> dict:
 
 
 def _nvbench(lesson: Lesson, build: Path, wanted: bool) -> dict | None:
-    """The lesson's nvbench benchmarks (its NVBENCH file), run after its own
-    program on the same GPU, with lesson.toml [nvbench] args: the copy's
-    sha256, the command, and nvbench's own JSON (values nvbench writes as
-    NaN or Infinity, which JSON has not, kept as null). None where the
-    lesson declares none."""
+    """The lesson's nvbench benchmarks, run after its own program on the
+    same GPU with lesson.toml [nvbench] args (None where it declares none)."""
     declared = bool(lesson.info.nvbench) or bool(lesson.nvbench_target)
     if not declared:
         return None
@@ -146,28 +148,16 @@ def _nvbench(lesson: Lesson, build: Path, wanted: bool) -> dict | None:
         return {"skipped": "this build has no nvbench (cuda-bench's folder: COURSE_NVBENCH_DIR)"}
     args = list(lesson.info.nvbench.get("args", []))
     with tempfile.TemporaryDirectory() as t:
-        binary = build / "bin" / lesson.nvbench_target
-        exe = Path(t) / binary.name
-        copy_executable(binary, exe)
-        out = Path(t) / "nvbench.json"
-        code, stdout, stderr, seconds = _execute([str(exe), *args, "--json", str(out)], 1800)
-        results, problem = None, None
-        if out.exists():
-            try:
-                results = json.loads(out.read_text(encoding="utf-8"), parse_constant=lambda c: None)
-            except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
-                problem = f"nvbench's --json output is not JSON: {e}"
-        else:
-            problem = "nvbench wrote no --json output"
-        return {"target": lesson.nvbench_target,
-                "sha256": sha256_file(exe),
-                "command": [f"build/bin/{lesson.nvbench_target}", *args, "--json", "FILE"],
-                "exit_code": code,
-                "duration_s": seconds,
-                "stdout_tail": stdout[-4000:],
-                "stderr_tail": stderr[-4000:],
-                "results": results,
-                **({"results_error": problem} if problem else {})}
+        run = _run_copy(build / "bin" / lesson.nvbench_target, args, Path(t), timeout=1800, nvbench=True)
+    return {"target": lesson.nvbench_target,
+            "sha256": run["sha256"],
+            "command": [f"build/bin/{lesson.nvbench_target}", *args, "--json", "FILE"],
+            "exit_code": run["exit_code"],
+            "duration_s": run["duration_s"],
+            "stdout_tail": run["stdout"][-4000:],
+            "stderr_tail": run["stderr"][-4000:],
+            "results": run["results"],
+            **({"results_error": run["results_error"]} if run["results_error"] else {})}
 
 
 def record(lesson: Lesson, tag: str, commit: str | None = None, clean: bool | None = None, build: Path | None = None,
@@ -249,9 +239,9 @@ def _checks(lesson: Lesson, commit: str | None, clean: bool | None, build: Path,
 
 
 def _build_checked(lesson: Lesson, build: Path, timeline: bool, nvbench: bool) -> tuple[str, dict]:
-    """Builds the lesson's targets; refuses a build that read what the
-    sources digest cannot see or an executable the build did not link.
-    The build's command as recorded, and the sources digest."""
+    """Builds the lesson's targets, refusing a build that read what the
+    digest cannot see or a binary the link did not make: the command as
+    recorded, and the sources digest."""
     targets = [lesson.target] + ([lesson.timeline_target] if timeline and lesson.timeline_target else []) + (
         [lesson.nvbench_target] if nvbench and lesson.nvbench_target else [])
     built_by = _build(build, targets)
@@ -278,9 +268,7 @@ def _run_all(lesson: Lesson, build: Path, extra_args: list[str], profile: bool, 
         tl = None
         if timeline and lesson.timeline_target:
             with tempfile.TemporaryDirectory() as t2:
-                tl_binary = build / "bin" / lesson.timeline_target
-                copy_executable(tl_binary, Path(t2) / tl_binary.name)
-                tl_run = _run_copy(tl_binary, list(lesson.info.timeline_args), Path(t2))
+                tl_run = _run_copy(build / "bin" / lesson.timeline_target, list(lesson.info.timeline_args), Path(t2))
             tl = {"target": lesson.timeline_target,
                   "command": [f"build/bin/{lesson.timeline_target}", *lesson.info.timeline_args, "--json", "FILE"],
                   **{k: tl_run[k] for k in ("sha256", "exit_code", "stdout", "stderr", "results")}}
@@ -334,9 +322,8 @@ def _assemble(lesson: Lesson, tag: str, started: dt.datetime, runs: dict, git: d
 
 
 def _admit(rec: dict, run: dict, refuse: Callable[[dict], list[str]] | None) -> None:
-    """Refuses a record that shows no GPU ran the program, that holds
-    numbers no device allows, or whose results `refuse` faults: nothing is
-    written."""
+    """Refuses (nothing written) a record with no proof a GPU ran it, with
+    numbers no device allows, or whose results `refuse` faults."""
     refused = gpu_proof_problems(rec)
     if refused:
         said = run["stderr"].strip().splitlines()[-1:]

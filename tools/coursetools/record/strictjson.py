@@ -170,7 +170,5 @@ def json_object(raw: bytes, shown: str, what: str) -> dict:
 
 
 def load_json(path: Path, what: str) -> dict:
-    """A JSON object from a plain JSON file (the promotions file, a review
-    summary, a lesson's --json output), or EvidenceError naming the file
-    and what is wrong."""
+    """A JSON object from a plain JSON file, or EvidenceError naming it."""
     return json_object(read_regular(path, what), display_path(path), what)

@@ -16,18 +16,20 @@ from . import verdict as rule
 DECIDED = (rule.FASTER, rule.SLOWER, rule.SAME)
 
 
-def pair_words(results: dict, keep=lambda d: not store.is_twin_pair(d),
-               widened: bool = False) -> dict[tuple[str, str, str], str]:
+def pair_words(results: dict, keep=lambda d: not store.is_twin_pair(d), widened: bool = False,
+               verdict=rule.verdict, margins: dict | None = None) -> dict[tuple[str, str, str], str]:
     """(set, a, b) -> the rule's word, for each decided pair `keep` selects
     (by default every pair but the twins); `widened`: at the margins the
-    record's own same-code pairs set (rule/resolution.py), as a page
-    states its words, not at the calibrated 2%."""
+    record's own same-code pairs set (rule/resolution.py, or `margins`
+    where the caller has them), as a page states its words, not at the
+    calibrated 2%. `verdict`: the rule, or a page's remembered copy of it."""
     from . import resolution
 
-    margins = resolution.margins(results) if widened else {}
+    if widened and margins is None:
+        margins = resolution.margins(results)
     out = {}
     for d, sa, sb in store.decided_pairs(results, keep):
-        v = rule.verdict(sa, sb)
+        v = verdict(sa, sb)
         if widened:
             v = v.at_margin(resolution.margin_for(margins, d["set"].rsplit(" ", 1)[-1], v.a.median))
         out[(d["set"], d["a"], d["b"])] = v.word

@@ -127,8 +127,7 @@ def _index(lessons, states) -> str:
 
 def explorer_flags(lesson: manifest.Lesson, st) -> tuple[str, str]:
     """The flags a Compiler Explorer link compiles with, and why: the
-    machine code the promoted run executed (its GPU's architecture, where
-    the build holds real code for it), else the build's own flags, said."""
+    promoted run's architecture where the build holds machine code for it."""
     flags = lesson.nvcc_flags
     cc = str((((st.record or {}).get("gpu") or {}).get("compute_capability") or "")) if st.valid else ""
     arch = cc.replace(".", "")
@@ -197,11 +196,9 @@ def collect(lessons, standalone_dir: Path, states: dict | None = None) -> dict[s
 def prepare(out: Path, work: Path | None = None, in_place: bool = False, serving: bool = False,
             problems: list[str] | None = None, lessons=None, states: dict | None = None) -> Path:
     """Writes the site's sources (docs/, mkdocs.yml, hooks.py) into `work`
-    (build/site-src) and returns the mkdocs.yml that builds them into
-    `out`. The folder is replaced whole, or (`in_place`, for a server that
-    watches it) only its changed files are written and its gone ones
-    removed. `problems` (serve's, after a save that does not render):
-    shown in a box at the top of every page."""
+    (build/site-src), whole or (`in_place`, for serve's watcher) only what
+    changed, and returns the mkdocs.yml that builds them into `out`;
+    `problems` (serve's, after a save that did not render) top every page."""
     lessons = lessons if lessons is not None else manifest.load()
     work = work or manifest.build_dir() / "site-src"
     standalone_dir = manifest.build_dir() / "standalone"

@@ -134,10 +134,9 @@ def _snapshot_file() -> Path:
 
 
 def on_save(root: Path, out: Path) -> None:
-    """What the site's hook runs before each of MkDocs' rebuilds while
-    serving: the pages the watched files changed since the last render can
-    alter rendered again (nothing where only render's own output changed,
-    which MkDocs also sees)."""
+    """Before each of MkDocs' rebuilds while serving (the site's hook): the
+    pages the watched files changed since the last render can alter,
+    rendered again."""
     path = _snapshot_file()
     try:
         before = json.loads(path.read_text(encoding="utf-8"))

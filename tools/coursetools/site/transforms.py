@@ -209,19 +209,16 @@ def fold_sections(page: str) -> str:
 
 
 def fenced_code(code: str) -> str:
-    """A whole file as one code block no line of it can close: the fence is
-    longer than any run of backticks in the file (a comment holding a
-    fence of its own stays code)."""
+    """A whole file as one code block, its fence longer than any run of
+    backticks in it."""
     code = code if code.endswith("\n") else code + "\n"
     fence = snippets.fence_for(code.split("\n"))
     return f"{fence} cuda linenums=\"1\"\n{code}{fence}\n"
 
 
 def problems_box(problems: list[str]) -> str:
-    """A red box, at the top of a served page, that holds the problems of
-    the last save (serve shows them in the browser as well as the
-    terminal). Each line is shown as code: escaped, never read as
-    Markdown or HTML, whatever a diagnostic quotes."""
+    """A red box atop a served page with the last save's problems, each
+    line shown as code (escaped, whatever a diagnostic quotes)."""
     lines = [" ".join(str(p).split())[:300] for p in problems[:20]]
     more = len(problems) - len(lines)
     body = "\n".join(f"        {line}" for line in lines + ([f"... and {more} more"] if more > 0 else []))

@@ -16,7 +16,6 @@ from pathlib import Path
 from ..errors import UsageError, display_path
 from .lessoninfo import LESSON_FILE, LessonInfo, load_lesson_info
 
-
 ROOT = Path(__file__).resolve().parents[3]
 
 HEADER = "common/course.cuh"
@@ -69,11 +68,8 @@ class Lesson:
         return [str(ROOT / s) for s in (*self.sources, *header_files(ROOT))]
 
     def digest_files(self, build: Path | None = None) -> tuple[str, ...]:
-        """What the sources digest covers (digest.py says why each): the
-        lesson's sources and folder, the shared header, all of common/,
-        every repository file they include, every repository file the
-        compiler read for it in `build` (its dependency output), the build
-        definition, and the lesson's lesson.toml."""
+        """What the sources digest covers (digest.py says why each), with
+        what the compiler read for it in `build` (its dependency output)."""
         from . import digest, includes
 
         root = ROOT
@@ -118,8 +114,6 @@ def build_dir() -> Path:
 
 _FIELDS = {"target": str, "day": int, "topic": str, "dir": str, "min_cc": str, "sources": list,
            "binary": str, "build_command": str, "run_command": str}
-
-
 _STRING_LISTS = ("sources", "test_args", "architectures", "course_architectures", "libraries", "variants",
                  "extra_flags")
 
@@ -242,11 +236,9 @@ def load(path: Path | None = None) -> list[Lesson]:
 
 
 def _refuse_stale(path: Path, lessons: list[Lesson]) -> None:
-    """A manifest older than the build files it was made from, or one that
-    lacks a lesson folder the tree has, would have the tools describe a
-    course that is not there: name the file and the command that
-    refreshes it. (The build itself re-configures first, so only a tool
-    run by hand after such an edit meets this.)"""
+    """A manifest older than the build files it was made from, or lacking a
+    lesson folder the tree has, describes a course that is not there: name
+    the command that refreshes it (only a tool run by hand meets this)."""
     if path.parent.resolve() != build_dir().resolve():
         return  # a manifest read from elsewhere (a test's, a copy) is taken as it is
     try:

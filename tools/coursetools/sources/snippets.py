@@ -92,20 +92,17 @@ def decode(path: str, data: bytes) -> tuple[str | None, list[Diagnostic]]:
     """UTF-8 text with an optional byte-order mark; no NUL bytes."""
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
+
+    def at(i: int, message: str) -> tuple[None, list[Diagnostic]]:
+        line_start = data.rfind(b"\n", 0, i) + 1
+        return None, [Diagnostic(path, data.count(b"\n", 0, i) + 1, i - line_start + 1, message)]
     nul = data.find(b"\x00")
     if nul >= 0:
-        before = data[:nul]
-        line = before.count(b"\n") + 1
-        col = nul - (before.rfind(b"\n") + 1) + 1
-        return None, [Diagnostic(path, line, col, "NUL byte in the source; expected a UTF-8 text file")]
+        return at(nul, "NUL byte in the source; expected a UTF-8 text file")
     try:
         return data.decode("utf-8"), []
     except UnicodeDecodeError as e:
-        before = data[: e.start]
-        line = before.count(b"\n") + 1
-        col = e.start - (before.rfind(b"\n") + 1) + 1
-        return None, [Diagnostic(path, line, col,
-                                 f"source is not valid UTF-8 (byte 0x{data[e.start]:02x}); expected a UTF-8 text file")]
+        return at(e.start, f"source is not valid UTF-8 (byte 0x{data[e.start]:02x}); expected a UTF-8 text file")
 
 
 def _dedent(path: str, content: list[tuple[int, str]], diags: list[Diagnostic]) -> list[str]:
@@ -300,10 +297,8 @@ def _finish(path: str, region: _Open, out: list[Snippet], diags: list[Diagnostic
 
 
 def extract(paths: list[str], root: Path) -> tuple[list[Snippet], list[Diagnostic]]:
-    """Parses every file of one lesson and reports duplicate names among
-    them (course_wide() holds them to the rest of the course). Paths in
-    diagnostics and artifacts are relative to `root`; each file must be a
-    regular file inside it."""
+    """Parses every file of one lesson (regular files inside `root`, which
+    names them) and reports duplicate names among them."""
     from ..errors import SourceError
 
     root = Path(root).resolve()
@@ -359,10 +354,7 @@ def course_wide(found: list[Snippet], others: list[str], root: Path) -> list[Dia
 
 def fence_for(lines: list[str]) -> str:
     """A backtick fence longer than any run of backticks in the content."""
-    longest = 0
-    for line in lines:
-        for run in re.findall(r"`+", line):
-            longest = max(longest, len(run))
+    longest = max((len(run) for line in lines for run in re.findall(r"`+", line)), default=0)
     return "`" * max(3, longest + 1)
 
 
@@ -387,9 +379,7 @@ def artifact_text(snippet: Snippet, artifact_dir: Path, root: Path) -> str:
 
 
 def artifact_tree(found: list[Snippet], artifact_dir: Path, root: Path) -> dict[str, str]:
-    """One lesson's snippet artifacts, as `course snippets` writes them into
-    `artifact_dir`: a Markdown file a snippet, and index.json naming each
-    snippet's source and lines."""
+    """One lesson's snippet artifacts: NAME.md a snippet, and index.json."""
     content, index = {}, []
     for s in sorted(found, key=lambda s: s.name):
         content[f"{s.name}.md"] = artifact_text(s, artifact_dir, root)
