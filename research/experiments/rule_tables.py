@@ -18,6 +18,7 @@ not in the note until someone writes about it, and needs no edit of it.
 from __future__ import annotations
 
 import collections
+import functools
 import sys
 from pathlib import Path
 
@@ -50,9 +51,29 @@ def tagged(rec: dict) -> str:
     return f"{rec['tag']} ({str(rec['gpu']['uuid'])[4:12]})"
 
 
+@functools.lru_cache(maxsize=None)
 def record(lesson: str, tag: str) -> dict:
-    """One committed record, by its lesson and tag."""
+    """One committed record, by its lesson and tag: read once, as the
+    note's test asks for the same records row after row (never changed)."""
     return load_record(ROOT / "evidence" / "records" / lesson / f"{tag}{SUFFIX}")
+
+
+_WORDS: dict = {}
+
+
+def words(rec: dict, widened: bool = False) -> dict:
+    """replication.pair_words of a record from record(), computed once: the
+    rule's words over a day-24 record's thousand pairs are most of a
+    table's cost, and every row of a set asks for them again."""
+    key = (id(rec), widened)  # the entry holds rec, so its id is not reused
+    if key not in _WORDS:
+        _WORDS[key] = (rec, replication.pair_words(rec["results"], widened=widened))
+    return _WORDS[key][1]
+
+
+def agree(a: dict, b: dict) -> replication.Agreement:
+    """replication.compare of two records, from their cached words."""
+    return replication.agreement(words(a), words(b))
 
 
 def twin_row(name: str, rec: dict) -> str:
@@ -116,7 +137,7 @@ def promoted_sets():
     for entry in promoted.get("promoted", {}).values():
         files = entry.get("records") or []
         if len(files) >= 2:
-            yield entry["lesson"], [load_record(ROOT / "evidence" / f) for f in files]
+            yield entry["lesson"], [record(entry["lesson"], Path(f).name[:-len(SUFFIX)]) for f in files]
 
 
 def gpu_rows(lesson: str, recs: list[dict]) -> list[str]:
@@ -130,7 +151,7 @@ def gpu_rows(lesson: str, recs: list[dict]) -> list[str]:
         twin_calls.append(f"{words[rule.FASTER] + words[rule.SLOWER]} of {sum(words.values())}")
     out = []
     for other in recs[1:]:
-        a = replication.compare(recs[0]["results"], other["results"])
+        a = agree(recs[0], other)
         out.append(f"| {lesson} | {names} | {a.pairs} | {len(a.agree)} | {len(a.contradict)} "
                    f"| {len(a.undecided)} | {', '.join(twin_calls)} |")
     return out
@@ -142,7 +163,7 @@ def gpus() -> None:
     print("\n".join(row for lesson, recs in promoted_sets() for row in gpu_rows(lesson, recs)))
     for lesson, recs in promoted_sets():
         for other in recs[1:]:
-            a = replication.compare(recs[0]["results"], other["results"])
+            a = agree(recs[0], other)
             if a.contradict:
                 print(f"\n{lesson}: the contradicting pairs ({recs[0]['tag']}, {other['tag']}):")
             for key, w1, w2 in a.contradict:
@@ -172,9 +193,9 @@ def page_row(lesson: str, recs: list[dict], other: dict) -> str:
     (each record of the set at its own widened margins, the same decided
     word on all), how many `other`, at its own margins, gives, contradicts,
     or leaves not distinguishable."""
-    first, *rest = [replication.pair_words(r["results"], widened=True) for r in recs]
+    first, *rest = [words(r, widened=True) for r in recs]
     alone = {k: w for k, w in first.items() if w in replication.DECIDED and all(ws.get(k) == w for ws in rest)}
-    theirs = replication.pair_words(other["results"], widened=True)
+    theirs = words(other, widened=True)
     held = sum(theirs.get(k) == w for k, w in alone.items())
     undecided = sum(theirs.get(k) == rule.UNDECIDED for k in alone)
     contradicted = sum(theirs.get(k) in replication.DECIDED and theirs[k] != w for k, w in alone.items())
@@ -192,7 +213,7 @@ def page_rows() -> list[str]:
             out.append(page_row(lesson, recs[:i] + recs[i + 1:], other))
         uuids = {r["gpu"]["uuid"] for r in recs}
         for path in sorted((ROOT / "evidence" / "records" / lesson).glob(f"*{SUFFIX}")):
-            other = load_record(path)
+            other = record(lesson, path.name[:-len(SUFFIX)])
             if (other.get("schema") == "course-evidence/3" and other["sources"]["digest"] == recs[0]["sources"]["digest"]
                     and other["gpu"]["uuid"] not in uuids):
                 out.append(page_row(lesson, recs, other))
@@ -211,15 +232,15 @@ def third_row(lesson: str, recs: list[dict], other: dict) -> str:
     how many `other` (a record of the same build on another GPU) gives,
     contradicts, or leaves not distinguishable; and its pairs against each
     record of the set."""
-    first, *rest = [replication.pair_words(r["results"]) for r in recs]
+    first, *rest = [words(r) for r in recs]
     alone = {k: w for k, w in first.items() if w in replication.DECIDED and all(ws.get(k) == w for ws in rest)}
-    theirs = replication.pair_words(other["results"])
+    theirs = words(other)
     held = sum(theirs.get(k) == w for k, w in alone.items())
     undecided = sum(theirs.get(k) == rule.UNDECIDED for k in alone)
     contradicted = sum(theirs.get(k) in replication.DECIDED and theirs[k] != w for k, w in alone.items())
     against = "; ".join(
         f"{r['tag']}: {len(a.agree)} agree, {len(a.contradict)} contradict, {len(a.undecided)} one *not distinguishable*"
-        for r, a in ((r, replication.compare(r["results"], other["results"])) for r in recs))
+        for r, a in ((r, agree(r, other)) for r in recs))
     return f"| {lesson} | {tagged(other)} | {len(alone)} | {held} | {contradicted} | {undecided} | {against} |"
 
 
@@ -230,7 +251,7 @@ def third_rows() -> list[str]:
     for lesson, recs in promoted_sets():
         uuids = {r["gpu"]["uuid"] for r in recs}
         for path in sorted((ROOT / "evidence" / "records" / lesson).glob(f"*{SUFFIX}")):
-            other = load_record(path)
+            other = record(lesson, path.name[:-len(SUFFIX)])
             if (other.get("schema") == "course-evidence/3" and other["sources"]["digest"] == recs[0]["sources"]["digest"]
                     and other["gpu"]["uuid"] not in uuids):
                 out.append(third_row(lesson, recs, other))
@@ -252,12 +273,12 @@ def same_rows(first: str, second: str) -> list[str]:
         a_path, b_path = folder / f"{first}{SUFFIX}", folder / f"{second}{SUFFIX}"
         if not (a_path.exists() and b_path.exists()):
             continue
-        a, b = load_record(a_path), load_record(b_path)
+        a, b = record(folder.name, first), record(folder.name, second)
         if a["gpu"]["uuid"] != b["gpu"]["uuid"] or a["sources"]["digest"] != b["sources"]["digest"]:
             continue  # not two runs of one build on one GPU
-        agreement = replication.compare(a["results"], b["results"])
-        out.append(f"| {folder.name} | {tagged(a)}, {b['tag']} | {agreement.pairs} | {len(agreement.agree)} "
-                   f"| {len(agreement.contradict)} | {len(agreement.undecided)} |")
+        both = agree(a, b)
+        out.append(f"| {folder.name} | {tagged(a)}, {b['tag']} | {both.pairs} | {len(both.agree)} "
+                   f"| {len(both.contradict)} | {len(both.undecided)} |")
     return out
 
 

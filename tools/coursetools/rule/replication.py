@@ -52,7 +52,11 @@ def compare(first: dict, second: dict, keep=lambda d: not store.is_twin_pair(d),
     """How the two records' words relate, pair by pair (`first`, `second`:
     the records' results; `widened`: each at its own margins, as pages
     state words)."""
-    one, two = pair_words(first, keep, widened), pair_words(second, keep, widened)
+    return agreement(pair_words(first, keep, widened), pair_words(second, keep, widened))
+
+
+def agreement(one: dict, two: dict) -> Agreement:
+    """How two records' words (pair_words of each) relate, pair by pair."""
     out = Agreement(missing=len(set(one) ^ set(two)))
     for key in one:
         if key not in two:
