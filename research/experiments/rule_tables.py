@@ -108,7 +108,7 @@ pct = rule.signed_percent
 
 def sweep(first: str, second: str) -> None:
     def cells(tag):
-        rec = load_record(ROOT / "evidence" / "records" / "day24_reduction" / f"{tag}{SUFFIX}")
+        rec = record("day24_reduction", tag)
         keep = lambda d: d["set"].startswith("sweep") and d["a"] == "v9" and d["b"] == "cub"  # noqa: E731
         return {d["set"]: rule.verdict(a, b) for d, a, b in pairs(rec, keep)}
     one, two = cells(first), cells(second)

@@ -58,6 +58,18 @@ def mark(text) -> str:
     return Marked(f"{MARK_OPEN}{token}{MARK_CLOSE}")
 
 
+def _output(tid: str, strict: bool = True, depth: int = 0) -> str:
+    """The output of the helper call `tid`, a token inside it (one helper
+    quoting another) resolved in turn. A token no helper issued, or nested
+    past 8 deep, is a TemplateProblem, or nothing where not `strict`."""
+    if tid not in _issued or depth > 8:
+        if strict:
+            raise TemplateProblem("the page holds a marked value no page helper produced "
+                                  "(a helper's output edited or typed by hand)")
+        return ""
+    return TOKEN_RE.sub(lambda inner: _output(inner.group(1), strict, depth + 1), _issued[tid])
+
+
 def resolve_marks(text: str) -> str:
     """The page with every token replaced by its helper's output, between
     the marks (for the prose check); a token inside a helper's output (one
@@ -65,17 +77,11 @@ def resolve_marks(text: str) -> str:
     TemplateProblem on a token no helper issued, or on a mark character
     outside a token."""
     text = str(text)  # a helper's value itself, as tests pass one, is sliced here
-
-    def value(m, depth=0):
-        if m.group(1) not in _issued or depth > 8:
-            raise TemplateProblem("the page holds a marked value no page helper produced "
-                                  "(a helper's output edited or typed by hand)")
-        return TOKEN_RE.sub(lambda inner: value(inner, depth + 1), _issued[m.group(1)])
     parts = []
     last = 0
     for m in TOKEN_RE.finditer(text):
         parts.append(text[last:m.start()])
-        parts.append(("\x00MO", value(m), "\x00MC"))
+        parts.append(("\x00MO", _output(m.group(1)), "\x00MC"))
         last = m.end()
     parts.append(text[last:])
     if any(isinstance(p, str) and any(c in p for c in MARK_OPEN + MARK_CLOSE + SHOWN) for p in parts):
@@ -87,11 +93,8 @@ def resolve_marks(text: str) -> str:
 
 def placed(text: str, token: str) -> tuple[str, list[int]]:
     """The page as it will show (every helper's output in its place, no
-    marks) and the offsets in it where the output `token` was placed."""
-    def value(tid: str, depth: int = 0) -> str:
-        if tid not in _issued or depth > 8:
-            return ""  # resolve_marks names it
-        return TOKEN_RE.sub(lambda inner: value(inner.group(1), depth + 1), _issued[tid])
+    marks) and the offsets in it where the output `token` was placed; a
+    token no helper issued shows as nothing here (resolve_marks names it)."""
     parts, at, last = [], [], 0
     size = 0
     for m in TOKEN_RE.finditer(text):
@@ -99,7 +102,7 @@ def placed(text: str, token: str) -> tuple[str, list[int]]:
         size += m.start() - last
         if m.group(1) == token:
             at.append(size)
-        v = unmark(value(m.group(1)))
+        v = unmark(_output(m.group(1), strict=False))
         parts.append(v)
         size += len(v)
         last = m.end()

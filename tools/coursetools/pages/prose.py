@@ -34,6 +34,7 @@ import unicodedata
 from ..errors import Diagnostic
 from ..sources import manifest
 from ..sources.manifest import Lesson
+from ..sources.snippets import FENCE_RE, fence_step
 from . import claims, marks, render
 from .rows import UNMEASURED
 from .numbers import NUMBER_WORDS, as_read, invisible_dropped, numerals_marked, typed, unescaped, word_values
@@ -52,7 +53,6 @@ HTML_TAG_RE = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?=[\s/>]|$)|<![A-Za-z\[]|<\?
 # shows, nor what follows the destination).
 LINK_TARGET_RE = re.compile(r"\]\(<?[^)\s>]*>?|^ {0,3}\[[^\]^][^\]]*\]:[ \t]*<?[^\s>]+>?", re.M)
 URL_RE = re.compile(r"\b(?:https?|ftp)://\S+")
-FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 
 # How each character of the page is read.
 PROSE, CODE, GONE, JOIN = "p", "c", "g", "j"  # GONE: read as a space; JOIN: read as nothing
@@ -79,18 +79,14 @@ def _classes(text: str) -> list[str]:
     pos, fence = 0, None
     for line in text.split("\n"):
         end = pos + len(line)
-        m = FENCE_RE.match(line)
-        if fence is None and m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
-            fence = m.group(1)
-            mark_range(pos, end, FENCE)
-        elif fence is not None and m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) \
-                and not m.group(2).strip():
-            fence = None
+        after, fence_line = fence_step(fence, line)
+        if fence_line:
             mark_range(pos, end, FENCE)
         elif fence is not None:
             for i in range(pos, end):
                 if cls[i] == PROSE:
                     cls[i] = CODE
+        fence = after
         pos = end + 1
     # Inline code: a run of n backticks to the next run of exactly n.
     i, n = 0, len(text)

@@ -24,6 +24,7 @@ from ..evidence import state as ev_state
 from ..fsutil import read_source
 from ..sources import manifest, snippets
 from ..sources.manifest import Lesson
+from ..sources.snippets import fence_step
 from . import gpus, verdicts
 from .figures import FIGURE_RE, FIGURES
 from .marks import (MARK_CLOSE, MARK_OPEN, SHOWN, TemplateProblem, UnknownSnippet, forget_marks, placed, resolve_marks,
@@ -169,7 +170,7 @@ def render_lesson(lesson: Lesson, keep_marks: bool = False,
 # that begins "Evidence" (no later level-1 or level-2 heading, ATX or
 # setext, between them). A page with an evidence appendix shows it
 # there; a page without one (a draft's) shows no verified output.
-_FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+_EVIDENCE_RE = re.compile(r"^ {0,3}## +Evidence", re.M)
 _H12_RE = re.compile(r"^ {0,3}(#{1,2})(?:[ \t]+(.*?))?[ \t#]*$")
 _SETEXT_RE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _HTML_OPEN_RE = re.compile(r"<(details|div|blockquote|table|dl|section|aside|figure)\b", re.I)
@@ -182,9 +183,9 @@ def expected_output_problems(page, out: str, template: str, shown: str) -> list[
     """Where the template put page.expected_output(): one line each."""
     calls = page.__dict__.get("_expected_calls", [])
     lines = template.split("\n")
-    evidence_line = next((n for n, l in enumerate(lines, 1) if re.match(r" {0,3}## +Evidence", l)), 0)
+    evidence_line = next((n for n, l in enumerate(lines, 1) if _EVIDENCE_RE.match(l)), 0)
     if not calls:
-        if not re.search(r"(?m)^ {0,3}## +Evidence", placed(out, "")[0]):
+        if not _EVIDENCE_RE.search(placed(out, "")[0]):
             return []  # a page with no evidence appendix (a test's, a draft's) shows no verified output
         return [Diagnostic(shown, evidence_line, 0, "the page does not show the program's verified output; call "
                            f"{{{{ page.expected_output() }}}} {WHERE_BOX}")]
@@ -211,16 +212,14 @@ def expected_output_problems(page, out: str, template: str, shown: str) -> list[
     for l in scan.split("\n")[:-1]:
         if fence is None:  # HTML outside fenced blocks
             html += len(_HTML_OPEN_RE.findall(l)) - len(_HTML_CLOSE_RE.findall(l))
-        m = _FENCE_RE.match(l)
-        if fence is None and m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
-            fence = m.group(1)
-        elif fence is not None:
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not m.group(2).strip():
-                fence = None
-        elif _H12_RE.match(l):
-            section = (_H12_RE.match(l).group(2) or "") if len(_H12_RE.match(l).group(1)) == 2 else ""
-        elif _SETEXT_RE.match(l) and previous.strip() and not re.match(r" {0,3}(?:#|[-*+>|]|\d+[.)])", previous):
+        after, fence_line = fence_step(fence, l)
+        heading = _H12_RE.match(l) if fence is None and not fence_line else None
+        if heading:
+            section = (heading.group(2) or "") if len(heading.group(1)) == 2 else ""
+        elif fence is None and not fence_line and _SETEXT_RE.match(l) and previous.strip() \
+                and not re.match(r" {0,3}(?:#|[-*+>|]|\d+[.)])", previous):
             section = previous.strip() if l.strip()[0] == "-" else ""
+        fence = after
         previous = l if fence is None else ""
     if not why and fence is not None:
         why = "it is inside a fenced block"

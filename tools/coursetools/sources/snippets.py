@@ -352,6 +352,27 @@ def course_wide(found: list[Snippet], others: list[str], root: Path) -> list[Dia
     return duplicates(pool + list(found))
 
 
+# A Markdown fence line: up to 3 spaces, 3 or more backticks or tildes,
+# then its info string.
+FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+
+
+def fence_step(fence: str | None, line: str) -> tuple[str | None, bool]:
+    """Reading a page a line at a time: the fence open after `line` (None
+    outside a fenced block), given the one open before it, and whether
+    `line` is itself a fence line (one that opens or closes a block). A
+    backtick fence's info string holds no backtick; a closing fence is of
+    the opening's character, at least as long, with nothing after it."""
+    m = FENCE_RE.match(line)
+    if fence is None:
+        if m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
+            return m.group(1), True
+        return None, False
+    if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not m.group(2).strip():
+        return None, True
+    return fence, False
+
+
 def fence_for(lines: list[str]) -> str:
     """A backtick fence longer than any run of backticks in the content."""
     longest = max((len(run) for line in lines for run in re.findall(r"`+", line)), default=0)
