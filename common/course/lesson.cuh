@@ -96,7 +96,8 @@ public:
     // The largest size of any step this build runs that this GPU holds
     // (the setup's buffers are made for it).
     size_t largest() const { return largest_; }
-    // Settings the lesson records (in the report; printed).
+    // Settings the lesson records (in the report; printed): ones known
+    // before the GPU is; the GPU's own are About::gpuSettings.
     void setting(const Row& r) { report_.setting(r); }
 
 private:
@@ -204,8 +205,8 @@ inline void Lesson::applyOptions() {
 inline int Lesson::list() {
     Row gpu = Row().str("name", "listed: no GPU asked");
     Row settings = timingSettings(timing_);
-    for (const std::string& s : about_.gpuSettings) {
-        settings.str(s.c_str(), "known when run");
+    for (const GpuSetting& s : about_.gpuSettings) {
+        settings.str(s.name, "known when run");
     }
     report_.setting(settings);
     for (const Step& s : steps_) {
@@ -327,6 +328,13 @@ inline int Lesson::run(const std::function<void()>& setup) {
     gate();
     if (setup) {
         setup();
+    }
+    if (!about_.gpuSettings.empty()) {
+        Row found;
+        for (const GpuSetting& s : about_.gpuSettings) {
+            found.integer(s.name, s.value());
+        }
+        report_.setting(found);
     }
     runSteps();
     CUDA_CHECK(cudaStreamSynchronize(stream_));
