@@ -87,8 +87,12 @@ public:
 
     // --help and --list from the plan; otherwise the capability gate, then
     // `setup` (the GPU state the rows' work uses), then every step, then
-    // the report. Returns the exit code.
-    int run(const std::function<void()>& setup = nullptr);
+    // `teardown` (what the setup made that does not free itself, such as a
+    // library's handle, destroyed while the stream it was given still
+    // exists; it runs only where the setup did), then the report. Returns
+    // the exit code.
+    int run(const std::function<void()>& setup = nullptr,
+            const std::function<void()>& teardown = nullptr);
 
     // Once run() has passed the gate: for the setup and the rows' work.
     cudaStream_t stream() const { return stream_; }
@@ -304,7 +308,8 @@ inline void Lesson::runSteps() {
     }
 }
 
-inline int Lesson::run(const std::function<void()>& setup) {
+inline int Lesson::run(const std::function<void()>& setup,
+                       const std::function<void()>& teardown) {
     const std::vector<std::string> known = names();
     if (args_.help) {
         printHelp(about_, known);
@@ -338,6 +343,9 @@ inline int Lesson::run(const std::function<void()>& setup) {
     }
     runSteps();
     CUDA_CHECK(cudaStreamSynchronize(stream_));
+    if (teardown) {
+        teardown();
+    }
     CUDA_CHECK(cudaStreamDestroy(stream_));
     report_.setting(timingSettings(timing_));
     if (!args_.json.empty() && !report_.write(args_.json, gpu_, false)) {
