@@ -479,9 +479,8 @@ void enqueueV9(size_t n, cudaStream_t s) {
     const unsigned int blocks = gridFor(n, kWaves);
     reduceV9<<<blocks, kThreadsPerBlock, 0, s>>>(gIn, n, gPartials, gOut);
     if (blocks > 1) {
-        course::launch(finishPartials, dim3(1), dim3(kThreadsPerBlock), s,
-                       course::LaunchAttrs{0, gProgrammatic}, gPartials.get(),
-                       blocks, gOut.get());
+        course::launch(finishPartials, 1, kThreadsPerBlock, s,
+                       {0, gProgrammatic}, gPartials, blocks, gOut);
     }
 }
 // end snippet
@@ -566,9 +565,8 @@ void enqueueV10(size_t n, cudaStream_t s) {
         enqueueV9<kV9Waves>(n, s);
         return;
     }
-    course::launch(reduceV10, dim3(blocks), dim3(kThreadsPerBlock), s,
-                   course::LaunchAttrs{0, gProgrammatic}, gIn.get(), n,
-                   gPartials.get(), gArrived.get(), gOut.get());
+    course::launch(reduceV10, blocks, kThreadsPerBlock, s, {0, gProgrammatic},
+                   gIn, n, gPartials, gArrived, gOut);
 }
 // end snippet
 
