@@ -181,6 +181,27 @@ void roundOrder() {
            "two sets' orders differ");
 }
 
+// A plan's parts that need no GPU: a sum's inputs by size, and a GPU
+// setting read from the variable the setup leaves it in.
+void planParts() {
+    course::DeviceArray<float> in;  // never allocated: nothing here runs
+    const auto names = [&](size_t n) {
+        std::string out;
+        for (const course::Input& i : course::onesThenRandom(in, n)) {
+            out += i.name + " ";
+        }
+        return out;
+    };
+    expect(names((1u << 24) - 1) == "ones random ", "ones below 2^24");
+    expect(names(1u << 24) == "random ", "no ones from 2^24: inexact");
+    int grid = 0;
+    bool on = false;
+    const course::GpuSetting a("grid", &grid), b("on", &on);
+    grid = 132;
+    on = true;
+    expect(a.value() == 132 && b.value() == 1, "settings read when asked");
+}
+
 // --decide: reads "a1,a2,...;b1,b2,..." lines and prints the comparison
 // rule's word for each (the tools' test holds it to theirs).
 int decideLines() {
@@ -221,6 +242,7 @@ int main(int argc, char** argv) {
     sameCodeTally();
     equalsForm();
     roundOrder();
+    planParts();
     if (failures != 0) {
         std::fprintf(stderr, "%d failure(s)\n", failures);
         return 1;

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -126,6 +127,17 @@ constexpr const char* kLessonName = "course-program";
 
 // What a lesson says about itself, by name:
 //   course::Lesson l(argc, argv, {.text = "...", .unit = "elements", ...});
+// One of a lesson's GPU settings: its name, and the variable its setup
+// sets (an int or a bool, recorded as a whole number).
+struct GpuSetting {
+    GpuSetting(const char* n, const int* v)
+        : name(n), value([v] { return *v; }) {}
+    GpuSetting(const char* n, const bool* v)
+        : name(n), value([v] { return *v ? 1 : 0; }) {}
+    const char* name;
+    std::function<long long()> value;
+};
+
 struct About {
     const char* name = kLessonName;  // the CMake target
     const char* text = "";           // one paragraph for --help
@@ -138,9 +150,10 @@ struct About {
     double bytesEach = 0.0;
     size_t maxSize = SIZE_MAX;  // the largest --size its checks allow
     bool clusters = false;      // needs thread block clusters
-    // The settings the lesson's setup records from the GPU it runs on (a
-    // grid sized to the machine): listed by name, known only when run.
-    std::vector<std::string> gpuSettings = {};
+    // The settings the lesson's setup finds on the GPU it runs on (a grid
+    // sized to the machine): listed by name, known only when run, and
+    // recorded from where the setup left them once it returns.
+    std::vector<GpuSetting> gpuSettings = {};
 };
 
 // More device memory than any GPU of 2026 has (the H200: 141 GB, the

@@ -41,11 +41,13 @@ namespace course {
 struct Case;
 
 // What a check is given: the row, the name of the input in place ("" if
-// the experiment names none), and the stream to run it on.
+// the experiment names none), the stream to run it on, and the
+// experiment's size.
 struct Checking {
     const Case& row;
     const std::string& input;
     cudaStream_t stream;
+    size_t size;
 };
 using Check = std::function<Checked(const Checking&)>;
 
@@ -218,6 +220,21 @@ Check totalIs(const DeviceArray<T>& sum, const DeviceArray<T>& partials,
     };
 }
 
+// The inputs a sum of n floats at `in` is checked on: all ones while n is
+// under 2^24 (every partial is then a whole number a float holds, so any
+// order of adding gives n exactly), then random values (fillRandom: never
+// zeros, and RandomSums knows their sum), left in place for the timing.
+inline std::vector<Input> onesThenRandom(DeviceArray<float>& in, size_t n) {
+    std::vector<Input> out;
+    if (n < (size_t{1} << 24)) {
+        out.push_back(
+            {"ones", [&in, n](cudaStream_t s) { fill(in, n, 1, s); }});
+    }
+    out.push_back(
+        {"random", [&in, n](cudaStream_t s) { fillRandom(in, n, s); }});
+    return out;
+}
+
 // Every power of two from 2^0 to 2^maxLog2 and its ragged neighbour 2^k +
 // 1 (2^0 + 1 is 2^1), ascending: the sizes where a kernel's bounds and
 // grid choices show.
@@ -380,7 +397,7 @@ inline Checked checkOn(const Experiment& e, const Case& c, const Input& in,
     if (in.load) {
         in.load(stream);
     }
-    const Checking at{c, in.name, stream};
+    const Checking at{c, in.name, stream, e.size};
     const Checked got = c.check ? c.check(at) : e.check(at);
     const cudaError_t err = cudaGetLastError();
     return err == cudaSuccess

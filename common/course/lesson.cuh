@@ -87,8 +87,12 @@ public:
 
     // --help and --list from the plan; otherwise the capability gate, then
     // `setup` (the GPU state the rows' work uses), then every step, then
-    // the report. Returns the exit code.
-    int run(const std::function<void()>& setup = nullptr);
+    // `teardown` (what the setup made that does not free itself, such as a
+    // library's handle, destroyed while the stream it was given still
+    // exists; it runs only where the setup did), then the report. Returns
+    // the exit code.
+    int run(const std::function<void()>& setup = nullptr,
+            const std::function<void()>& teardown = nullptr);
 
     // Once run() has passed the gate: for the setup and the rows' work.
     cudaStream_t stream() const { return stream_; }
@@ -96,7 +100,8 @@ public:
     // The largest size of any step this build runs that this GPU holds
     // (the setup's buffers are made for it).
     size_t largest() const { return largest_; }
-    // Settings the lesson records (in the report; printed).
+    // Settings the lesson records (in the report; printed): ones known
+    // before the GPU is; the GPU's own are About::gpuSettings.
     void setting(const Row& r) { report_.setting(r); }
 
 private:
@@ -204,8 +209,8 @@ inline void Lesson::applyOptions() {
 inline int Lesson::list() {
     Row gpu = Row().str("name", "listed: no GPU asked");
     Row settings = timingSettings(timing_);
-    for (const std::string& s : about_.gpuSettings) {
-        settings.str(s.c_str(), "known when run");
+    for (const GpuSetting& s : about_.gpuSettings) {
+        settings.str(s.name, "known when run");
     }
     report_.setting(settings);
     for (const Step& s : steps_) {
@@ -303,7 +308,8 @@ inline void Lesson::runSteps() {
     }
 }
 
-inline int Lesson::run(const std::function<void()>& setup) {
+inline int Lesson::run(const std::function<void()>& setup,
+                       const std::function<void()>& teardown) {
     const std::vector<std::string> known = names();
     if (args_.help) {
         printHelp(about_, known);
@@ -328,8 +334,18 @@ inline int Lesson::run(const std::function<void()>& setup) {
     if (setup) {
         setup();
     }
+    if (!about_.gpuSettings.empty()) {
+        Row found;
+        for (const GpuSetting& s : about_.gpuSettings) {
+            found.integer(s.name, s.value());
+        }
+        report_.setting(found);
+    }
     runSteps();
     CUDA_CHECK(cudaStreamSynchronize(stream_));
+    if (teardown) {
+        teardown();
+    }
     CUDA_CHECK(cudaStreamDestroy(stream_));
     report_.setting(timingSettings(timing_));
     if (!args_.json.empty() && !report_.write(args_.json, gpu_, false)) {

@@ -479,9 +479,8 @@ void enqueueV9(size_t n, cudaStream_t s) {
     const unsigned int blocks = gridFor(n, kWaves);
     reduceV9<<<blocks, kThreadsPerBlock, 0, s>>>(gIn, n, gPartials, gOut);
     if (blocks > 1) {
-        course::launch(finishPartials, dim3(1), dim3(kThreadsPerBlock), s,
-                       course::LaunchAttrs{0, gProgrammatic}, gPartials.get(),
-                       blocks, gOut.get());
+        course::launch(finishPartials, 1, kThreadsPerBlock, s,
+                       {0, gProgrammatic}, gPartials, blocks, gOut);
     }
 }
 // end snippet
@@ -566,9 +565,8 @@ void enqueueV10(size_t n, cudaStream_t s) {
         enqueueV9<kV9Waves>(n, s);
         return;
     }
-    course::launch(reduceV10, dim3(blocks), dim3(kThreadsPerBlock), s,
-                   course::LaunchAttrs{0, gProgrammatic}, gIn.get(), n,
-                   gPartials.get(), gArrived.get(), gOut.get());
+    course::launch(reduceV10, blocks, kThreadsPerBlock, s, {0, gProgrammatic},
+                   gIn, n, gPartials, gArrived, gOut);
 }
 // end snippet
 
@@ -647,25 +645,27 @@ const Version kVersions[] = {
 // The host's float64 sum and XOR of the random input's first n values.
 course::RandomSums gSums;
 
-// Runs `v` once at n on the input in place and checks it. On n ones every
-// partial and total is a whole number a float holds exactly, in any order,
-// so a sum must equal n (the trick day 77 cites); on the random input it
-// must be within kRandomTolerance of the host's float64 sum; a
-// deterministic one gives the same bits again (v8 adds into *out: its
+// Runs the row once at the experiment's n on the input in place and checks
+// it. On n ones every partial and total is a whole number a float holds
+// exactly, in any order, so a sum must equal n (the trick day 77 cites); on
+// the random input it must be within kRandomTolerance of the host's float64
+// sum; a deterministic one gives the same bits again (v8 adds into *out: its
 // second run is not compared). The ceiling's XOR must be the host's.
-course::Checked checkRow(const Version& v, size_t n, bool ones,
-                         cudaStream_t s) {
+course::Checked checkRow(const course::Checking& at) {
+    const Version& v = course::byName(kVersions, at.row.name);
+    const size_t n = at.size;
+    const bool ones = at.input == "ones";
     gSums.upTo(n);
-    CUDA_CHECK(cudaMemsetAsync(gOut, 0, sizeof(float), s));
-    CUDA_CHECK(cudaMemsetAsync(gBits, 0, sizeof(unsigned int), s));
-    v.enqueue(n, s);
+    CUDA_CHECK(cudaMemsetAsync(gOut, 0, sizeof(float), at.stream));
+    CUDA_CHECK(cudaMemsetAsync(gBits, 0, sizeof(unsigned int), at.stream));
+    v.enqueue(n, at.stream);
     if (v.check == kXor) {  // 1.0f's bits XORed n times, or the host's XOR
         return course::expectAll(gBits.get(), 1, [&](size_t) {
             return ones ? n % 2 * 0x3f800000u : gSums.xorBits();
         });
     }
     const float got = course::toHost(gOut.get(), 1)[0];
-    v.enqueue(n, s);  // a deterministic sum gives its bits again
+    v.enqueue(n, at.stream);  // a deterministic sum gives its bits again
     const float again = course::toHost(gOut.get(), 1)[0];
     course::Checked c = course::closeTo(got, ones ? n : gSums.sum(),
                                         ones ? 0.0 : kRandomTolerance);
@@ -690,21 +690,11 @@ course::Experiment experiment(const char* group, size_t n) {
         .label = course::format("%s n=%zu", group, n),
         .size = n,
         .twins = {"cub"},
-        .inputs = {{"ones",
-                    [n](cudaStream_t s) { course::fill(gIn, n, 1, s); }},
-                   {"random",
-                    [n](cudaStream_t s) { course::fillRandom(gIn, n, s); }}},
-        .check =
-            [n](const course::Checking& at) {
-                return checkRow(course::byName(kVersions, at.row.name), n,
-                                at.input == "ones", at.stream);
-            },
+        .inputs = course::onesThenRandom(gIn, n),
+        .check = checkRow,
         .result = [] { return course::toHost(gOut.get(), 1)[0]; },
         .timeline = {.kernels = {"flush-read", "{row}", "second-pass"},
                      .cold = true}};
-    if (n >= (1ull << 24)) {
-        e.inputs.erase(e.inputs.begin());  // ones would not sum exactly
-    }
     if (n < 2 * kTileElems || n / kTileElems > 2048) {
         e.sameCode = {{"v10", "v9"}};
     }
@@ -744,8 +734,7 @@ void allocate(size_t n) {
                               static_cast<size_t>(gMachineGrid) * kV9Waves));
     gOut.resize(1);
     gBits.resize(1);
-    gArrived.resize(1);
-    CUDA_CHECK(cudaMemset(gArrived, 0, sizeof(unsigned int)));
+    gArrived.assign({0u});
 }
 
 int main(int argc, char** argv) {
@@ -757,17 +746,13 @@ int main(int argc, char** argv) {
                  "neighbour.",
          .unit = "elements to sum (one size for the ladder and the sweep)",
          .bytesEach = 4.0 + 4.0 / kThreadsPerBlock,  // input, v1's partials
-         .gpuSettings = {"machine_grid", "programmatic"}});
+         .gpuSettings = {{"machine_grid", &gMachineGrid},
+                         {"programmatic", &gProgrammatic}}});
     for (size_t n : l.sizes(kLadder)) {
         l.add(experiment("ladder", n));
     }
     for (size_t n : l.sizes(kSweep)) {
         l.add(experiment("sweep", n));
     }
-    return l.run([&] {
-        allocate(l.largest());
-        l.setting(course::Row()
-                      .integer("machine_grid", gMachineGrid)
-                      .integer("programmatic", gProgrammatic));
-    });
+    return l.run([&] { allocate(l.largest()); });
 }

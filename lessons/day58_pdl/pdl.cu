@@ -180,8 +180,7 @@ course::Work chainOf(const Schedule& s, size_t n, int k) {
     return [step = s.step, attrs, n, k](cudaStream_t stream) {
         for (int st = 0; st < k; ++st) {
             course::launch(step, course::ceilDiv(n, kThreads), kThreads, stream,
-                           attrs, gBuf[st % 2].get(), gBuf[(st + 1) % 2].get(),
-                           gTable.get(), n);
+                           attrs, gBuf[st % 2], gBuf[(st + 1) % 2], gTable, n);
         }
     };
 }
