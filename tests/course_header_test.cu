@@ -181,6 +181,39 @@ void roundOrder() {
            "two sets' orders differ");
 }
 
+// A plan's reads deferred to when it runs (course/deferred.cuh): an
+// array by its address, a shared_ptr by what it holds then, anything else
+// copied; and a cluster row's count known from its grid (clusters.cuh).
+// Declaring a launch calls nothing on a GPU, so all of it runs here.
+void deferredReads() {
+    const auto grid = std::make_shared<int>(0);
+    const auto heldGrid =
+        course::detail::Later<std::shared_ptr<int>>::hold(grid);
+    *grid = 132;
+    expect(course::detail::Later<std::shared_ptr<int>>::at(heldGrid) == 132,
+           "a shared_ptr grid is read when the work runs, not when declared");
+    const course::DeviceArray<float> array;
+    const auto heldArray =
+        course::detail::Later<course::DeviceArray<float>>::hold(array);
+    expect(heldArray == &array &&
+               course::detail::Later<course::DeviceArray<float>>::at(
+                   heldArray) == array.get(),
+           "an array is held by its address and passed as its pointer");
+    size_t n = 5;
+    const size_t heldN = course::detail::Later<size_t>::hold(n);
+    n = 6;
+    expect(heldN == 5, "a plain argument is copied when declared");
+    expect(course::launchWork(course::courseFill, grid, 256, 0, 0, array, n,
+                              1.0f, false, 0u) != nullptr,
+           "a launch is declared before its array exists, with no GPU call");
+    course::Case row{.name = "r"};
+    course::countPerCluster("atomics", 3, 4)(row, 64);
+    course::countPerCluster("blocks", 1, 0)(row, 10);
+    expect(row.fields.json() == "{\"atomics\": 48, \"blocks\": 10}",
+           "a count per cluster of the grid (per block without clusters): " +
+               row.fields.json());
+}
+
 // --decide: reads "a1,a2,...;b1,b2,..." lines and prints the comparison
 // rule's word for each (the tools' test holds it to theirs).
 int decideLines() {
@@ -221,6 +254,7 @@ int main(int argc, char** argv) {
     sameCodeTally();
     equalsForm();
     roundOrder();
+    deferredReads();
     if (failures != 0) {
         std::fprintf(stderr, "%d failure(s)\n", failures);
         return 1;
