@@ -183,7 +183,8 @@ void roundOrder() {
 
 // A plan's reads deferred to when it runs (course/deferred.cuh): an
 // array by its address, a shared_ptr by what it holds then, anything else
-// copied; and a cluster row's count known from its grid (clusters.cuh).
+// copied; an input made at its first load alone; and a cluster row's
+// count known from its grid (clusters.cuh).
 // Declaring a launch calls nothing on a GPU, so all of it runs here.
 void deferredReads() {
     const auto grid = std::make_shared<int>(0);
@@ -206,6 +207,14 @@ void deferredReads() {
     expect(course::launchWork(course::courseFill, grid, 256, 0, 0, array, n,
                               1.0f, false, 0u) != nullptr,
            "a launch is declared before its array exists, with no GPU call");
+    int made = 0;
+    const course::Input once = course::loadOnce([&made] { ++made; });
+    const course::Input copy = once;  // as an experiment is copied
+    once.load(nullptr);
+    copy.load(nullptr);
+    once.load(nullptr);
+    expect(made == 1, "an input made at its first load only, by any copy: " +
+                          std::to_string(made) + " times");
     course::Case row{.name = "r"};
     course::countPerCluster("atomics", 3, 4)(row, 64);
     course::countPerCluster("blocks", 1, 0)(row, 10);

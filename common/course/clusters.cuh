@@ -69,10 +69,10 @@ std::function<std::string(Case&)> inOneWave(
 // `each` times (each block, where `c` is 0: no clusters): the integer
 // field `field`, which a listing cannot give, as the grid is known only
 // on the GPU. A cluster row's global atomics are the usual such count.
-inline std::function<void(Case&, int)> countPerCluster(const char* field,
+inline std::function<void(Case&, int)> countPerCluster(std::string field,
                                                        long long each, int c) {
     return [=](Case& r, int grid) {
-        r.fields.integer(field, each * grid / std::max(c, 1));
+        r.fields.integer(field.c_str(), each * grid / std::max(c, 1));
     };
 }
 

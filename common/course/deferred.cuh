@@ -4,12 +4,14 @@
 // it runs. A lesson's plan is declared before the GPU gate (--list needs
 // no GPU), so before its setup allocates the buffers the rows' work reads:
 // a row's launch, its check and its input must read those buffers when
-// they run, not when they are declared. Without these a lesson writes a
-// lambda for each, only to defer the reads.
+// they run, not when they are declared, and an input costly to build is
+// made when first loaded. Without these a lesson writes a lambda for
+// each, only to defer the work.
 
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -95,6 +97,21 @@ inline Input randomInput(std::shared_ptr<DeviceArray<float>> in, size_t n,
     return {std::move(name), [in, n](cudaStream_t s) {
                 in->resize(n);
                 fillRandom(*in, n, s);
+            }};
+}
+
+// An input made once, when first loaded (`make`), and left in place for
+// every later load: for an input the host builds at a cost (a histogram's
+// keys, hashed and counted on the host) that no row's work changes. Its
+// rows' checks must not write it. The flag is shared by the copies of the
+// Input, as an experiment is copied (checkedRow takes it by value).
+inline Input loadOnce(std::function<void()> make, std::string name = "") {
+    auto made = std::make_shared<bool>(false);
+    return {std::move(name), [made, make](cudaStream_t) {
+                if (!*made) {
+                    make();
+                    *made = true;
+                }
             }};
 }
 
