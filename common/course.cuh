@@ -22,11 +22,14 @@
 #include "course/memory.cuh"
 
 // The harness: a lesson's plan as data (experiment.cuh: rows checked,
-// then timed together; probes; timelines) and its run (lesson.cuh), timing
-// in three modes (cold, batch, graph), the report as JSON, variants as
-// tables, the command line, the capability gate, profiling and timelines.
+// then timed together; probes; timelines; deferred.cuh: launches, checks
+// and inputs that read the setup's buffers only when they run) and its
+// run (lesson.cuh), timing in three modes (cold, batch, graph), the report
+// as JSON, variants as tables, the command line, the capability gate,
+// profiling and timelines.
 #include "course/cli.cuh"
 #include "course/clusters.cuh"
+#include "course/deferred.cuh"
 #include "course/experiment.cuh"
 #include "course/gpu.cuh"
 #include "course/json.cuh"

@@ -65,4 +65,15 @@ std::function<std::string(Case&)> inOneWave(
     };
 }
 
+// inOneWave's `known` for a count that each cluster of the grid makes
+// `each` times (each block, where `c` is 0: no clusters): the integer
+// field `field`, which a listing cannot give, as the grid is known only
+// on the GPU. A cluster row's global atomics are the usual such count.
+inline std::function<void(Case&, int)> countPerCluster(std::string field,
+                                                       long long each, int c) {
+    return [=](Case& r, int grid) {
+        r.fields.integer(field.c_str(), each * grid / std::max(c, 1));
+    };
+}
+
 }  // namespace course

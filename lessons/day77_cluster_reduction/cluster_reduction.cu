@@ -129,19 +129,6 @@ course::Case row(std::string name, course::Work work, double bytes, int c,
             .against = std::move(against)};
 }
 
-// A row's `here` (course::inOneWave): in clusters of c (0: none) of
-// `kernel`, in the one-wave grid of all `sizes`, counting `perCluster`
-// global atomics a cluster once that grid is known.
-template <typename Kernel>
-auto oneWave(Kernel kernel, int c, std::vector<int> sizes, size_t smem,
-             long long perCluster, std::shared_ptr<int> grid) {
-    return course::inOneWave(
-        kernel, kThreadsPerBlock, c, std::move(sizes), smem, std::move(grid),
-        [=](course::Case& r, int g) {
-            r.fields.integer("global_atomics", perCluster * g / std::max(c, 1));
-        });
-}
-
 // The reductions' check: the ones add up to n exactly, in the sum
 // (`stored` 0) or in the `stored` partials.
 course::Check total(size_t stored, size_t n) {
@@ -279,18 +266,15 @@ course::Experiment firstAndCosts(size_t n) {
                 course::roundUp(firstBlocks(n), std::max(c, 1)));
             const int blocks = sh.perCluster ? grid / c : grid;
             const std::string size = c ? "-" + std::to_string(c) : "";
-            e.cases.push_back(row(
-                sh.name + size,
-                [k = sh.kernel, grid, c, n, sum = sh.toSum](cudaStream_t s) {
-                    course::launchInClusters(
-                        k, grid, kThreadsPerBlock, c, 0, s, gOnes.get(), n,
-                        sum ? gSum.get() : gPartials.get());
-                },
-                4.0 * n, c,
-                {std::string(sh.against) + (sh.sameSize ? size : "")},
-                course::Row()
-                    .str("part", sh.part)
-                    .integer("global_atomics", sh.toSum ? blocks : 0)));
+            e.cases.push_back(
+                row(sh.name + size,
+                    course::launchWork(sh.kernel, grid, kThreadsPerBlock, c, 0,
+                                       gOnes, n, sh.toSum ? gSum : gPartials),
+                    4.0 * n, c,
+                    {std::string(sh.against) + (sh.sameSize ? size : "")},
+                    course::Row()
+                        .str("part", sh.part)
+                        .integer("global_atomics", sh.toSum ? blocks : 0)));
             if (!sh.toSum) {
                 e.cases.back().check = total(blocks, n);
             }
@@ -365,16 +349,16 @@ course::Experiment persistent(size_t n) {
     e.check = total(0, n);
     for (int c : {0, 1, 2, 4, 8, 16}) {
         const auto grid = std::make_shared<int>(0);
-        e.cases.push_back(row(
-            c ? "persistent-dsm-" + std::to_string(c) : "persistent-atomic",
-            [grid, c, n](cudaStream_t s) {
-                course::launchInClusters(
-                    c ? persistentReduce<true> : persistentReduce<false>, *grid,
-                    kThreadsPerBlock, c, 0, s, gOnes.get(), n, gSum.get());
-            },
-            4.0 * n, c, {c ? "persistent-atomic" : ""}));
-        e.cases.back().here =
-            oneWave(persistentReduce<true>, c, kClusters, 0, 1, grid);
+        e.cases.push_back(
+            row(c ? "persistent-dsm-" + std::to_string(c) : "persistent-atomic",
+                course::launchWork(
+                    c ? persistentReduce<true> : persistentReduce<false>, grid,
+                    kThreadsPerBlock, c, 0, gOnes, n, gSum),
+                4.0 * n, c, {c ? "persistent-atomic" : ""}));
+        // Sized by the cluster kernel for every row, the atomic one too.
+        e.cases.back().here = course::inOneWave(
+            persistentReduce<true>, kThreadsPerBlock, c, kClusters, 0, grid,
+            course::countPerCluster("global_atomics", 1, c));
     }
     return e;
 }
@@ -524,19 +508,14 @@ course::Experiment histogram(size_t n, unsigned int bins, bool skewed) {
         group("histogram", course::format("histogram %u %s", bins, keys), n,
               {"cub", "global"});
     e.fields = course::Row().integer("bins", bins).str("keys", keys);
-    e.inputs = {{"", [=](cudaStream_t) {
-                     h->want.empty() ? h->load(n, bins, skewed) : void();
-                 }}};
-    e.check = [h, bins](const course::Checking& at) {
-        return course::checkOutput(at.stream, at.row.work, h->out.get(), bins,
-                                   [&](size_t k) { return h->want[k]; });
-    };
+    e.inputs = {course::loadOnce([=] { h->load(n, bins, skewed); })};
+    e.check =
+        course::outputIs(h->out, bins, [h](size_t k) { return h->want[k]; });
     const size_t priv = bins * sizeof(unsigned int);
     const auto add = [&](std::string name, auto kernel, int c, size_t smem,
                          std::vector<int> sizes,
                          std::vector<std::string> against) {
         const auto grid = std::make_shared<int>(0);
-        against.push_back("cub");
         e.cases.push_back(row(
             std::move(name),
             [=](cudaStream_t s) {
@@ -547,19 +526,20 @@ course::Experiment histogram(size_t n, unsigned int bins, bool skewed) {
                                          h->out.get());
             },
             4.0 * n, c, against));
-        e.cases.back().here =
-            oneWave(kernel, c, sizes, smem, c || smem ? bins : 0, grid);
+        e.cases.back().here = course::inOneWave(
+            kernel, kThreadsPerBlock, c, sizes, smem, grid,
+            course::countPerCluster("global_atomics", c || smem ? bins : 0, c));
     };
-    add("global", histogramGlobal, 0, 0, {1}, {});
-    add("private", histogramPrivate<false>, 0, priv, {1}, {});
+    add("global", histogramGlobal, 0, 0, {1}, {"cub"});
+    add("private", histogramPrivate<false>, 0, priv, {1}, {"cub"});
     for (int c : kClusters) {
         add(course::format("private-dsm-%d", c), histogramPrivate<true>, c,
-            priv, kClusters, {"private"});
+            priv, kClusters, {"private", "cub"});
     }
     for (int c : kClusters) {
         if (c >= 2) {
             add(course::format("distributed-%d", c), histogramDistributed, c,
-                priv / c, {c}, {"global", "private"});
+                priv / c, {c}, {"global", "private", "cub"});
         }
     }
     // snippet: cub-histogram
@@ -648,30 +628,22 @@ course::Experiment stencil(size_t n) {
         course::roundUp(course::ceilDiv(n, kThreadsPerBlock), kStencilCluster));
     course::Experiment e =
         group("stencil", "stencil", n, {"stencil-global", "stencil-dsm"});
-    e.inputs = {{"", [=](cudaStream_t s) {
-                     in->resize(n);
-                     course::fillRandom(*in, n, s);
-                 }}};
-    e.check = [n](const course::Checking& at) {
-        const auto x = [n](size_t i) {  // 0 outside [0, n)
-            return i < n ? static_cast<double>(course::hashUnit(i)) : 0.0;
-        };
-        return course::checkOutput(
-            at.stream, at.row.work, gPartials.get(), n,
-            [&](size_t i) {
-                return 0.25 * x(i - 1) + 0.5 * x(i) + 0.25 * x(i + 1);
-            },
-            1e-6);
+    e.inputs = {course::randomInput(in, n)};
+    const auto x = [n](size_t i) {  // 0 outside [0, n)
+        return i < n ? static_cast<double>(course::hashUnit(i)) : 0.0;
     };
+    e.check = course::outputIs(
+        gPartials, n,
+        [x](size_t i) {
+            return 0.25 * x(i - 1) + 0.5 * x(i) + 0.25 * x(i + 1);
+        },
+        1e-6);
     for (bool dsm : {false, true}) {
         const int c = dsm ? kStencilCluster : 0;
         e.cases.push_back(row(
             dsm ? "stencil-dsm" : "stencil-global",
-            [=](cudaStream_t s) {
-                course::launchInClusters(dsm ? stencil3<true> : stencil3<false>,
-                                         blocks, kThreadsPerBlock, c, 0, s,
-                                         in->get(), n, gPartials.get());
-            },
+            course::launchWork(dsm ? stencil3<true> : stencil3<false>, blocks,
+                               kThreadsPerBlock, c, 0, in, n, gPartials),
             8.0 * n, c, {dsm ? "stencil-global" : ""}));  // read in, write out
     }
     return e;

@@ -5,6 +5,11 @@ kernel code is the heads and bodies of __global__ and __device__ functions
 (a template line before such a head included); every other line is host.
 
     python3 research/experiments/line_counts.py lessons/day58_pdl/pdl.cu ...
+    python3 research/experiments/line_counts.py --parts FILE
+
+--parts also lists the host lines of each top-level declaration (a part
+starts at brace depth 0 after a line that ends one: `;`, `}` or a
+preprocessor line), named by its first line, so a cut can be aimed.
 """
 
 import re
@@ -23,7 +28,7 @@ def code_lines(text: str) -> list[str]:
     return out
 
 
-def count(path: str) -> tuple[int, int]:
+def classify(path: str) -> tuple[list[str], list[bool]]:
     lines = code_lines(open(path, encoding="utf-8").read())
     kernel = [False] * len(lines)
     i = 0
@@ -45,11 +50,39 @@ def count(path: str) -> tuple[int, int]:
             i = j + 1
         else:
             i += 1
+    return lines, kernel
+
+
+def count(path: str) -> tuple[int, int]:
+    lines, kernel = classify(path)
     k = sum(kernel)
     return k, len(lines) - k
 
 
+def parts(path: str) -> list[tuple[str, int]]:
+    """Host lines per top-level declaration, in file order."""
+    lines, kernel = classify(path)
+    out: list[tuple[str, int]] = []
+    depth, open_part = 0, False
+    for line, is_kernel in zip(lines, kernel):
+        if depth == 0 and not open_part:
+            out.append((line.strip()[:60], 0))
+            open_part = True
+        if not is_kernel:
+            out[-1] = (out[-1][0], out[-1][1] + 1)
+        depth += line.count("{") - line.count("}")
+        end = line.rstrip()
+        if depth == 0 and (end.endswith((";", "}")) or end.lstrip().startswith("#")):
+            open_part = False
+    return [(name, n) for name, n in out if n]
+
+
 if __name__ == "__main__":
-    for p in sys.argv[1:]:
+    args = sys.argv[1:]
+    show_parts = "--parts" in args
+    for p in [a for a in args if a != "--parts"]:
         k, h = count(p)
         print(f"{p}: {k} kernel lines, {h} host lines")
+        if show_parts:
+            for name, n in parts(p):
+                print(f"  {n:4d}  {name}")
