@@ -200,79 +200,76 @@ void planParts() {
     grid = 132;
     on = true;
     expect(a.value() == 132 && b.value() == 1, "settings read when asked");
+}
 
-    // A plan's reads deferred to when it runs (course/deferred.cuh): an
-    // array by its address, a shared_ptr by what it holds then, anything else
-    // copied; an input made at its first load alone; and a cluster row's
-    // count known from its grid (clusters.cuh).
-    // Declaring a launch calls nothing on a GPU, so all of it runs here.
-    void deferredReads() {
-        const auto grid = std::make_shared<int>(0);
-        const auto heldGrid =
-            course::detail::Later<std::shared_ptr<int>>::hold(grid);
-        *grid = 132;
-        expect(
-            course::detail::Later<std::shared_ptr<int>>::at(heldGrid) == 132,
-            "a shared_ptr grid is read when the work runs, not when declared");
-        const course::DeviceArray<float> array;
-        const auto heldArray =
-            course::detail::Later<course::DeviceArray<float>>::hold(array);
-        expect(heldArray == &array &&
-                   course::detail::Later<course::DeviceArray<float>>::at(
-                       heldArray) == array.get(),
-               "an array is held by its address and passed as its pointer");
-        size_t n = 5;
-        const size_t heldN = course::detail::Later<size_t>::hold(n);
-        n = 6;
-        expect(heldN == 5, "a plain argument is copied when declared");
-        expect(
-            course::launchWork(course::courseFill, grid, 256, 0, 0, array, n,
-                               1.0f, false, 0u) != nullptr,
-            "a launch is declared before its array exists, with no GPU call");
-        int made = 0;
-        const course::Input once = course::loadOnce([&made] { ++made; });
-        const course::Input copy = once;  // as an experiment is copied
-        once.load(nullptr);
-        copy.load(nullptr);
-        once.load(nullptr);
-        expect(made == 1,
-               "an input made at its first load only, by any copy: " +
-                   std::to_string(made) + " times");
-        course::Case row{.name = "r"};
-        course::countPerCluster("atomics", 3, 4)(row, 64);
-        course::countPerCluster("blocks", 1, 0)(row, 10);
-        expect(
-            row.fields.json() == "{\"atomics\": 48, \"blocks\": 10}",
-            "a count per cluster of the grid (per block without clusters): " +
-                row.fields.json());
-    }
+// A plan's reads deferred to when it runs (course/deferred.cuh): an
+// array by its address, a shared_ptr by what it holds then, anything else
+// copied; an input made at its first load alone; and a cluster row's
+// count known from its grid (clusters.cuh).
+// Declaring a launch calls nothing on a GPU, so all of it runs here.
+void deferredReads() {
+    const auto grid = std::make_shared<int>(0);
+    const auto heldGrid =
+        course::detail::Later<std::shared_ptr<int>>::hold(grid);
+    *grid = 132;
+    expect(course::detail::Later<std::shared_ptr<int>>::at(heldGrid) == 132,
+           "a shared_ptr grid is read when the work runs, not when declared");
+    const course::DeviceArray<float> array;
+    const auto heldArray =
+        course::detail::Later<course::DeviceArray<float>>::hold(array);
+    expect(heldArray == &array &&
+               course::detail::Later<course::DeviceArray<float>>::at(
+                   heldArray) == array.get(),
+           "an array is held by its address and passed as its pointer");
+    size_t n = 5;
+    const size_t heldN = course::detail::Later<size_t>::hold(n);
+    n = 6;
+    expect(heldN == 5, "a plain argument is copied when declared");
+    expect(course::launchWork(course::courseFill, grid, 256, 0, 0, array, n,
+                              1.0f, false, 0u) != nullptr,
+           "a launch is declared before its array exists, with no GPU call");
+    int made = 0;
+    const course::Input once = course::loadOnce([&made] { ++made; });
+    const course::Input copy = once;  // as an experiment is copied
+    once.load(nullptr);
+    copy.load(nullptr);
+    once.load(nullptr);
+    expect(made == 1, "an input made at its first load only, by any copy: " +
+                          std::to_string(made) + " times");
+    course::Case row{.name = "r"};
+    course::countPerCluster("atomics", 3, 4)(row, 64);
+    course::countPerCluster("blocks", 1, 0)(row, 10);
+    expect(row.fields.json() == "{\"atomics\": 48, \"blocks\": 10}",
+           "a count per cluster of the grid (per block without clusters): " +
+               row.fields.json());
+}
 
-    // --decide: reads "a1,a2,...;b1,b2,..." lines and prints the comparison
-    // rule's word for each (the tools' test holds it to theirs).
-    int decideLines() {
-        char line[1 << 16];
-        while (std::fgets(line, sizeof line, stdin) != nullptr) {
-            std::vector<double> side[2];
-            int k = 0;
-            for (char* p = line; *p != '\0' && *p != '\n';) {
-                if (*p == ';') {
-                    k = 1;
-                    ++p;
-                    continue;
-                }
-                if (*p == ',') {
-                    ++p;
-                    continue;
-                }
-                char* end = nullptr;
-                side[k].push_back(std::strtod(p, &end));
-                p = end;
+// --decide: reads "a1,a2,...;b1,b2,..." lines and prints the comparison
+// rule's word for each (the tools' test holds it to theirs).
+int decideLines() {
+    char line[1 << 16];
+    while (std::fgets(line, sizeof line, stdin) != nullptr) {
+        std::vector<double> side[2];
+        int k = 0;
+        for (char* p = line; *p != '\0' && *p != '\n';) {
+            if (*p == ';') {
+                k = 1;
+                ++p;
+                continue;
             }
-            std::printf("%s\n", course::detail::wordName(
-                                    course::detail::decide(side[0], side[1])));
+            if (*p == ',') {
+                ++p;
+                continue;
+            }
+            char* end = nullptr;
+            side[k].push_back(std::strtod(p, &end));
+            p = end;
         }
-        return 0;
+        std::printf("%s\n", course::detail::wordName(
+                                course::detail::decide(side[0], side[1])));
     }
+    return 0;
+}
 
 }  // namespace
 
