@@ -5,11 +5,7 @@ kernel code is the heads and bodies of __global__ and __device__ functions
 (a template line before such a head included); every other line is host.
 
     python3 research/experiments/line_counts.py lessons/day58_pdl/pdl.cu ...
-    python3 research/experiments/line_counts.py --parts FILE
-
---parts also lists the host lines of each top-level declaration (a part
-starts at brace depth 0 after a line that ends one: `;`, `}` or a
-preprocessor line), named by its first line, so a cut can be aimed.
+    python3 research/experiments/line_counts.py --parts FILE ...   # host lines by declaration
 """
 
 import re
@@ -28,8 +24,8 @@ def code_lines(text: str) -> list[str]:
     return out
 
 
-def classify(path: str) -> tuple[list[str], list[bool]]:
-    lines = code_lines(open(path, encoding="utf-8").read())
+def kernel_flags(lines: list[str]) -> list[bool]:
+    """Which of the code lines are kernel code."""
     kernel = [False] * len(lines)
     i = 0
     while i < len(lines):
@@ -50,39 +46,50 @@ def classify(path: str) -> tuple[list[str], list[bool]]:
             i = j + 1
         else:
             i += 1
-    return lines, kernel
+    return kernel
 
 
 def count(path: str) -> tuple[int, int]:
-    lines, kernel = classify(path)
+    kernel = kernel_flags(code_lines(open(path, encoding="utf-8").read()))
     k = sum(kernel)
-    return k, len(lines) - k
+    return k, len(kernel) - k
 
 
-def parts(path: str) -> list[tuple[str, int]]:
-    """Host lines per top-level declaration, in file order."""
-    lines, kernel = classify(path)
-    out: list[tuple[str, int]] = []
-    depth, open_part = 0, False
-    for line, is_kernel in zip(lines, kernel):
-        if depth == 0 and not open_part:
-            out.append((line.strip()[:60], 0))
-            open_part = True
-        if not is_kernel:
-            out[-1] = (out[-1][0], out[-1][1] + 1)
+# The name a top-level declaration gives (a function, a struct or enum, a
+# constant or global); an #include or another directive is named by itself.
+NAME = re.compile(r"(?:struct|enum(?: class)?)\s+(\w+)|(\w+)\s*(?:\[\]\s*)?(?:=|\(|\{|;|,)")
+
+
+def parts(path: str) -> dict[str, int]:
+    """Host lines by the top-level declaration they belong to, in file order."""
+    lines = code_lines(open(path, encoding="utf-8").read())
+    out: dict[str, int] = {}
+    depth = paren = held = 0  # held: a template line, counted with what it heads
+    name = ""
+    for line, kernel in zip(lines, kernel_flags(lines)):
+        text = line.strip()
+        if depth == 0 and paren == 0 and not kernel and text.startswith("template"):
+            held += 1
+            continue
+        if depth == 0 and paren == 0 and not kernel:
+            if text.startswith("#"):
+                name = text.split()[0] + " " + text.split()[1] if " " in text else text
+            else:
+                m = NAME.search(text)
+                name = (m.group(1) or m.group(2)) if m else text
+        if not kernel:
+            out[name] = out.get(name, 0) + 1 + held
+            held = 0
         depth += line.count("{") - line.count("}")
-        end = line.rstrip()
-        if depth == 0 and (end.endswith((";", "}")) or end.lstrip().startswith("#")):
-            open_part = False
-    return [(name, n) for name, n in out if n]
+        paren += line.count("(") - line.count(")")
+    return out
 
 
 if __name__ == "__main__":
-    args = sys.argv[1:]
-    show_parts = "--parts" in args
-    for p in [a for a in args if a != "--parts"]:
+    by_part = sys.argv[1:2] == ["--parts"]
+    for p in sys.argv[1 + by_part:]:
         k, h = count(p)
         print(f"{p}: {k} kernel lines, {h} host lines")
-        if show_parts:
-            for name, n in parts(p):
+        if by_part:
+            for name, n in parts(p).items():
                 print(f"  {n:4d}  {name}")
