@@ -28,8 +28,8 @@ draws a page's boxes, the verified one from the evidence alone.
 
 from __future__ import annotations
 
+import itertools
 import re
-import unicodedata
 
 from ..errors import Diagnostic
 from ..sources import manifest
@@ -37,12 +37,13 @@ from ..sources.manifest import Lesson
 from ..sources.snippets import FENCE_RE, fence_step
 from . import claims, marks, render
 from .rows import UNMEASURED
-from .numbers import NUMBER_WORDS, as_read, invisible_dropped, numerals_marked, typed, unescaped, word_values
+from .numbers import NUMBER_WORDS, as_read, folded, typed, unescaped
 
 # A date as a citation writes it: a real one (no 0037-00-00).
 DATE_RE = re.compile(r"\b(?:19|20)\d{2}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])\b")
 MARKED_RE = re.compile(re.escape(marks.MARK_OPEN) + ".*?" + re.escape(marks.MARK_CLOSE), re.S)
 COMMENT_RE = re.compile(r"<!--.*?-->", re.S)
+_TICKS = re.compile("`+")
 # CommonMark's autolink to a web address (<https://...>): its text is an
 # address, not prose. Any other autolink (<name:37x>, an e-mail address)
 # shows its text as written, so it is read as prose.
@@ -71,6 +72,11 @@ def _classes(text: str) -> list[str]:
             if not (keep_newlines and text[i] == "\n"):
                 cls[i] = kind
 
+    def code(a: int, b: int) -> None:
+        for i in range(a, b):
+            if cls[i] == PROSE:
+                cls[i] = CODE
+
     for m in MARKED_RE.finditer(text):  # helpers' output: not typed text
         mark_range(m.start(), m.end(), MARKED)
     for m in COMMENT_RE.finditer(text):  # comments show as nothing: "1<!-- -->024" reads 1024
@@ -83,57 +89,38 @@ def _classes(text: str) -> list[str]:
         if fence_line:
             mark_range(pos, end, FENCE)
         elif fence is not None:
-            for i in range(pos, end):
-                if cls[i] == PROSE:
-                    cls[i] = CODE
+            code(pos, end)
         fence = after
         pos = end + 1
     # Inline code: a run of n backticks to the next run of exactly n.
     i, n = 0, len(text)
     while i < n:
-        if text[i] == "`" and cls[i] == PROSE and (i == 0 or text[i - 1] != "\\"):
-            j = i
-            while j < n and text[j] == "`":
-                j += 1
-            run = j - i
-            k = j
-            close = -1
-            while k < n:
-                if text[k] == "`" and cls[k] == PROSE:
-                    e = k
-                    while e < n and text[e] == "`":
-                        e += 1
-                    if e - k == run:
-                        close = k
-                        break
-                    k = e
-                elif text.startswith("\n\n", k):
-                    break  # a code span does not cross a blank line
-                else:
-                    k += 1
-            if close >= 0:
-                mark_range(i, j, JOIN)
-                for x in range(j, close):
-                    if cls[x] == PROSE:
-                        cls[x] = CODE
-                mark_range(close, close + run, JOIN)
-                i = close + run
-                continue
+        if text[i] != "`" or cls[i] != PROSE or (i and text[i - 1] == "\\"):
+            i += 1
+            continue
+        j = _TICKS.match(text, i).end()
+        k, close = j, -1
+        while k < n and not text.startswith("\n\n", k):  # a code span does not cross a blank line
+            if text[k] == "`" and cls[k] == PROSE:
+                e = _TICKS.match(text, k).end()
+                if e - k == j - i:
+                    close = k
+                    break
+                k = e
+            else:
+                k += 1
+        if close < 0:
             i = j
             continue
-        i += 1
+        mark_range(i, j, JOIN)
+        code(j, close)
+        mark_range(close, close + j - i, JOIN)
+        i = close + j - i
     prose_only = "".join(c if k == PROSE else " " for c, k in zip(text, cls))
     for rx in (AUTOLINK_RE, LINK_TARGET_RE, URL_RE, DATE_RE):
         for m in rx.finditer(prose_only):
             mark_range(m.start(), m.end(), GONE)
     return cls
-
-
-def _read_prose(s: str) -> str:
-    """Prose as it shows: references decoded, escapes and emphasis gone."""
-    s = unescaped(s)
-    s = re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", s)  # Markdown's backslash escapes
-    return re.sub(r"[*_~]", "", s)  # emphasis and strike-through marks show as nothing
 
 
 def lines_as_read(text: str) -> list[str]:
@@ -143,14 +130,12 @@ def lines_as_read(text: str) -> list[str]:
     out = []
     pos = 0
     for line in text.split("\n"):
-        parts, run, kind = [], [], None
-
-        def flush():
-            if not run:
-                return
-            chunk = "".join(run)
-            if kind == PROSE:
-                parts.append(_read_prose(chunk))
+        parts = []
+        for kind, run in itertools.groupby(zip(line, cls[pos:pos + len(line)]), key=lambda ck: ck[1]):
+            chunk = "".join(c for c, _ in run)
+            if kind == PROSE:  # as it shows: references decoded, escapes and emphasis gone
+                chunk = re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", unescaped(chunk))  # Markdown's backslash escapes
+                parts.append(re.sub(r"[*_~]", "", chunk))  # emphasis and strike-through marks show as nothing
             elif kind == CODE:
                 parts.append(chunk)
             elif kind in (GONE, FENCE):
@@ -159,13 +144,7 @@ def lines_as_read(text: str) -> list[str]:
                 # One sentinel a helper's output: two outputs side by side
                 # ("{{ a }}{{ b }}") read as one long number no helper wrote.
                 parts.append(MARK_SENTINEL * max(1, chunk.count(marks.MARK_OPEN)))
-        for c, k in zip(line, cls[pos:pos + len(line)]):
-            if k != kind:
-                flush()
-                run, kind = [], k
-            run.append(c)
-        flush()
-        out.append(invisible_dropped(unicodedata.normalize("NFKC", numerals_marked("".join(parts)))))
+        out.append(folded("".join(parts)))
         pos += len(line) + 1
     return out
 
@@ -274,7 +253,7 @@ def problems_in(text: str, allowed: set[float], days: set[int], shown: str, temp
         if len(out) >= MAX_PROBLEMS:
             out.append(Diagnostic(shown, 0, 0, f"more than {MAX_PROBLEMS} typed numbers; fix these first"))
             break
-        numbers = typed(whole, allowed, days, words=True)
+        numbers = typed(whole, allowed, days)
         snippet = " ".join(whole.split()) if numbers else ""
         snippet = snippet if len(snippet) <= 90 else snippet[:87] + "..."
         for number in numbers[:MAX_PROBLEMS]:
@@ -398,10 +377,10 @@ def reader_view_problems(page: str, allowed: set[float], days: set[int], shown: 
         if len(out) >= MAX_PROBLEMS:
             break
         para = DATE_RE.sub(" ", para)  # a citation's date, as the check's own reading allows it
-        read = invisible_dropped(unicodedata.normalize("NFKC", numerals_marked(para.replace("\x00", MARK_SENTINEL))))
+        read = folded(para.replace("\x00", MARK_SENTINEL))
         for at, said, operand in arithmetic(read)[:1]:
             out.append(_arithmetic_problem(shown, _template_line(template, para, operand) or 0, said))
-        for word in typed(read, set(allowed) | {float(MARK_SENTINEL)}, days, words=True)[:MAX_PROBLEMS]:
+        for word in typed(read, set(allowed) | {float(MARK_SENTINEL)}, days)[:MAX_PROBLEMS]:
             said = " ".join(para.replace("\x00", "").split())
             said = said if len(said) <= 90 else said[:87] + "..."
             out.append(Diagnostic(shown, _template_line(template, para, word) or 0, 0,
@@ -462,7 +441,7 @@ def topic_problems(lesson: Lesson, allowed: set[float], days: set[int]) -> list[
     or a measured number typed there is refused as in a page."""
     topic = lesson.topic
     claim = claims.CLAIM_RE.search(claims.readable(topic)[0])
-    numbers = typed(as_read(topic), allowed, days, words=True)
+    numbers = typed(as_read(topic), allowed, days)
     built = arithmetic(as_read(topic))
     if not claim and not numbers and not built:
         return []
@@ -551,5 +530,5 @@ def _cites(text: str) -> bool:
 
 def _allowed(number: str, allowed: set[float]) -> bool:
     raw = number.replace(",", "")
-    values = (float(raw),) if raw[0].isdigit() else word_values(raw)
+    values = (float(raw),) if raw[0].isdigit() else NUMBER_WORDS[raw.lower()]  # MEASURED_RE's words are its keys
     return any(abs(v - a) <= 1e-9 * max(1.0, abs(a)) for v in values for a in allowed)
