@@ -6,6 +6,7 @@ was measured for rows timed together."""
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 from pathlib import Path
 
@@ -211,14 +212,12 @@ class PageVerdicts:
             # rows' places in it name the samples (a fixture has no digest).
             ka, kb = self._row_keys.get(id(sa)), self._row_keys.get(id(sb))
             memo_key = f"{ka}|{kb}" if ka and kb else None
-            saved = _verdict_from(_MEMO.get(memo_key)) if memo_key else None
-            if saved is not None:
-                self._verdicts[key] = saved
-            else:
+            v = _verdict_from(_MEMO.get(memo_key)) if memo_key else None
+            if v is None:
                 v = cmp.verdict_of(self._prepared(sa), self._prepared(sb))
-                self._verdicts[key] = v
                 if memo_key:
                     _MEMO.put(memo_key, _verdict_to(v))
+            self._verdicts[key] = v
         return self._verdicts[key]
 
     def _prepared(self, samples: list) -> cmp.Prepared:
@@ -279,9 +278,7 @@ class PageVerdicts:
     @staticmethod
     def _tally(words) -> dict:
         """Words counted in the rule's order, each count marked."""
-        counts: dict[str, int] = {}
-        for word in words:
-            counts[word] = counts.get(word, 0) + 1
+        counts = collections.Counter(words)
         order = [w for w in cmp.WORDS if w in counts] + [w for w in counts if w not in cmp.WORDS]
         return Tally((k, mark(counts[k])) for k in order)
 
