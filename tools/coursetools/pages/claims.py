@@ -110,6 +110,12 @@ def readable(text: str) -> tuple[str, list[int]]:
     return "".join(text[i] for i in where).translate(_LOOK_ALIKE), where
 
 
+def said(text: str) -> str:
+    """Text as a problem quotes it: on one line, at most 90 characters."""
+    text = " ".join(text.split())
+    return text if len(text) <= 90 else text[:87] + "..."
+
+
 def claim_problems(raw: str, prose: str, sentinel: str, shown: str, line_of) -> list[Diagnostic]:
     """`raw`: the page as typed, one character for each of `prose`'s, which
     is the page as read with code blanked and each helper's output read as
@@ -128,10 +134,8 @@ def claim_problems(raw: str, prose: str, sentinel: str, shown: str, line_of) -> 
             at = a + m.start()
             if any(s <= at < e for s, e in terms) and TERM_SENTENCE.search(text):
                 continue
-            said = " ".join(text.split())
-            said = said if len(said) <= 90 else said[:87] + "..."
             out.append(Diagnostic(shown, line_of(where[at]), 0,
-                                  f"the claim '{m.group(0)}' is typed into the page ('{said}'); a comparison or "
+                                  f"the claim '{m.group(0)}' is typed into the page ('{said(text)}'); a comparison or "
                                   "a magnitude comes from a page helper: put the helper's output in the sentence "
                                   "(page.compare, page.measured, page.verdicts), or write the rule's word as its "
                                   "term (*faster*)"))

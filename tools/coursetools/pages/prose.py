@@ -1,29 +1,25 @@
 """The prose check: no number on a page that the record or the build did
 not give it.
 
-Every template is rendered with the page helpers' output marked (marks.py:
-what a helper took from a record, a build or a lesson's source). The check
-then reads the rendered Markdown as a reader sees it, and every number it
-finds outside those marks must be one of the lesson's stated constants
-(lesson.toml's [page] constants: the sizes and counts that define its
-experiments), a day of the course ("day 24"), a date (a citation's
-"checked 2026-11-29") or part of a link's address.
+Templates are rendered with the page helpers' output marked (marks.py).
+Every number the check then finds outside those marks, read as a reader
+sees it, must be one of the lesson's stated constants (lesson.toml's
+[page] constants), a day of the course ("day 24"), a citation's date or
+part of a link's address.
 
-Read as a reader sees it, everywhere the reader looks: prose, link text
-and image descriptions, inline code and fenced blocks (a block typed to
-look like a program's output is still typed), tables; with character
-references decoded, compatibility forms folded, invisible characters
-dropped, Markdown's escapes and emphasis removed (so "2\\.4", "2**.**4" and
-"2&shy;.4" all read 2.4); and number words count ("three", "twice", "a
-third"). Code typed into the page is read for number words and claims as
-prose is: a reader reads it too. Digits inside a name (sm_90, v9, float4,
-H200) are part of the name; digits with a unit after them ("37x") or a
-lone x before them ("x37") are numbers.
+As a reader sees it, everywhere the reader looks: prose, link text, image
+descriptions, inline code and fenced blocks (a block typed to look like
+output is still typed), tables; references decoded, compatibility forms
+folded, invisible characters dropped, Markdown's escapes and emphasis
+removed ("2\\.4", "2**.**4" and "2&shy;.4" all read 2.4); number words
+count ("three", "twice", "a third"). Digits inside a name (sm_90, v9,
+H200) are part of it; with a unit after ("37x") or a lone x before
+("x37") they are numbers.
 
-Raw HTML is refused on a page: Markdown says everything a page needs, and
-a tag's attributes would be text no reader sees as the check reads it. So
-is a typed box (an admonition, a collapsible block, a callout): the site
-draws a page's boxes, the verified one from the evidence alone.
+Raw HTML is refused (its attributes are text no reader sees as the check
+reads it), and so is a typed box (an admonition, a collapsible block, a
+callout): the site draws a page's boxes, the verified one from the
+evidence alone.
 """
 
 from __future__ import annotations
@@ -167,27 +163,17 @@ def _template_line(template: str, line: str, number: str) -> int:
 # A number built by arithmetic from typed numbers: each of 64, 24 and 3
 # may be a stated constant, but "64 − 24 − 3 = 37", "24/3" or "sixty-four
 # minus twenty-four" hands the reader a result nobody measured. Two
-# numbers, at least one typed (not a helper's output), joined by an
-# operator: + − (U+2212) × · ⋅ ∙ * ÷ = ≈, a letter x ("64x3", "64 x 3"),
-# a word (plus, minus, times, multiplied by, divided by, equals), or:
-# - a hyphen or a dash (- ‐ ‒ –) with a space on either side ("64 - 24",
-#   "64 – 24"): closed up between two numbers ("1–8", "1-8", cuda-12-8)
-#   it is a range or a name's parts, as typography writes them, never a
-#   minus; spaced, it is read as the minus it looks like (a range is
-#   typed closed up, or "1 to 8"); closed up between three or more
-#   ("64-24-3") it is no range, which has two ends, and is read as a
-#   minus too, unless it is a date (2026-12-02);
-# - a slash between exactly two numbers ("24/3", "24 / 3"): three or more
-#   joined by slashes ("K = 4 / 16 / 64") are a list of alternatives.
-# A power ("2^24") is a bound's notation, not a result, and is left to
-# the number check. Operands are numbers as NUMBER_RE reads them (digits
-# inside a name, as in sm_90 or float4, are no number), or cardinal
-# number words; a unit may follow each ("64 ms − 24 ms"). Read on the
-# page as the check reads it (prose, typed code; a snippet or any
-# helper's output is one mark, whatever arithmetic its code holds) and
-# as the site shows it (where "64 * 3" keeps the star that emphasis
-# would take); an expression may wrap onto the next line after its
-# operator. Two helpers' numbers ("{{ a }}–{{ b }}") are theirs.
+# numbers (a unit may follow each), at least one typed, joined by an
+# operator sign, a letter x ("64x3"), a word (plus, minus, times, ...), or:
+# - a dash with a space on either side ("64 - 24"): closed up between two
+#   numbers ("1–8", cuda-12-8) it is a range or a name's parts; closed up
+#   between three or more ("64-24-3") it is no range, unless a date;
+# - a slash between exactly two numbers ("24/3"): more ("K = 4 / 16 / 64")
+#   are a list of alternatives.
+# A power ("2^24") is a bound's notation, left to the number check. Read
+# as the check reads the page (a helper's output is one mark) and as the
+# site shows it (where "64 * 3" keeps its star); an expression may wrap
+# after its operator. Two helpers' numbers ("{{ a }}–{{ b }}") are theirs.
 _CARDINALS = "|".join(sorted((
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
     "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million "
@@ -249,20 +235,20 @@ MAX_PROBLEMS = 100
 def problems_in(text: str, allowed: set[float], days: set[int], shown: str, template: str = "") -> list[Diagnostic]:
     out = []
     allowed = set(allowed) | {float(MARK_SENTINEL)}
-    for n, whole in enumerate(lines_as_read(text), 1):
+    read_lines = lines_as_read(text)
+    for n, whole in enumerate(read_lines, 1):
         if len(out) >= MAX_PROBLEMS:
             out.append(Diagnostic(shown, 0, 0, f"more than {MAX_PROBLEMS} typed numbers; fix these first"))
             break
         numbers = typed(whole, allowed, days)
-        snippet = " ".join(whole.split()) if numbers else ""
-        snippet = snippet if len(snippet) <= 90 else snippet[:87] + "..."
+        snippet = claims.said(whole) if numbers else ""
         for number in numbers[:MAX_PROBLEMS]:
             line = _template_line(template, whole, number) or n
             out.append(Diagnostic(shown, line, 0,
                                   f"the number {number} is typed into the page ('{snippet}'); take it from the "
                                   "record, the build or the source with a page helper, or list it in "
                                   "lesson.toml [page] constants"))
-    read = "\n".join(lines_as_read(text))
+    read = "\n".join(read_lines)
     page_lines = text.split("\n")
     said_at: set[int] = set()
     for at, said, operand in arithmetic(read):
@@ -297,20 +283,17 @@ def problems_in(text: str, allowed: set[float], days: set[int], shown: str, temp
     out += claims.claim_problems(text, view, "\x00", shown, line_of)
     for m in HTML_TAG_RE.finditer(prose_only):
         line = text.count("\n", 0, m.start()) + 1
-        tline = _template_line(template, text.split("\n")[line - 1], m.group(0)) or line
+        tline = _template_line(template, page_lines[line - 1], m.group(0)) or line
         out.append(Diagnostic(shown, tline, 0, f"raw HTML ('{text[m.start():m.start() + 40].splitlines()[0]}') in "
                               "the page; write Markdown"))
     return out
 
 
-# A box: an admonition or a collapsible block (`!!!`, `???`, `???+`, which
-# the site's Markdown draws in a quote or a list item too), GitHub's
-# callout (`> [!NOTE]`, drawn where GitHub shows the page), or a tag that
-# draws one or takes the site's classes. The site draws a page's boxes
-# itself, the green "Verified" one from the evidence alone: a typed box
-# could pass for it, and its title is read apart from its body. Looked
-# for in code too, as written and with references decoded: a fence the
-# check reads and the site does not ("~~~ !") shows its lines as Markdown.
+# A box: an admonition or a collapsible block (`!!!`, `???`, also in a
+# quote or a list item), GitHub's callout (`> [!NOTE]`), or a tag that
+# draws one or takes the site's classes: a typed box could pass for the
+# site's "Verified" one. Looked for in code too, references decoded: a
+# fence the check reads and the site does not ("~~~ !") shows as Markdown.
 BOX_RE = re.compile(r"^[ \t>\u00a0\u1680\u2000-\u200b\u202f\u205f\u3000\ufeff\\]*"
                     r"(?:(?:[-*+]|\d{1,9}[.)])[ \t]+[ \t>]*)*(!!!|\?\?\?|\[![A-Za-z]+\])"
                     r"|(<details|<summary)\b|<\w[^>]*\s(class)\s*=", re.I)
@@ -331,11 +314,9 @@ def box_problems(page: str, shown: str, template: str = "") -> list[Diagnostic]:
 
 
 # The site's Markdown, as MkDocs builds it (site/build.py's extensions):
-# what the reader sees as prose is what this engine leaves outside <pre>
-# and <code>. The check reads the page with it too, so a line the check's
-# own reading takes for code (a fence the site does not accept, a span
-# the site does not open) cannot carry typed claims or number words to
-# the reader.
+# the check reads the page with it too, so a line its own reading takes
+# for code (a fence or span the site does not open) cannot carry typed
+# claims or number words to the reader.
 SITE_MARKDOWN_EXTENSIONS = ["admonition", "pymdownx.details", "tables", "toc", "pymdownx.highlight",
                             "pymdownx.superfences"]
 _CODE_HTML = re.compile(r"<(pre|code)\b[^>]*>.*?</\1>", re.S | re.I)
@@ -381,8 +362,7 @@ def reader_view_problems(page: str, allowed: set[float], days: set[int], shown: 
         for at, said, operand in arithmetic(read)[:1]:
             out.append(_arithmetic_problem(shown, _template_line(template, para, operand) or 0, said))
         for word in typed(read, set(allowed) | {float(MARK_SENTINEL)}, days)[:MAX_PROBLEMS]:
-            said = " ".join(para.replace("\x00", "").split())
-            said = said if len(said) <= 90 else said[:87] + "..."
+            said = claims.said(para.replace("\x00", ""))
             out.append(Diagnostic(shown, _template_line(template, para, word) or 0, 0,
                                   f"the number {word} reaches the site's page as prose ('{said}'); take it from "
                                   "a page helper"))
@@ -391,12 +371,9 @@ def reader_view_problems(page: str, allowed: set[float], days: set[int], shown: 
 
 def unmeasured_marked(page: str, valid: bool) -> str:
     """A stale page's helpers write *(unmeasured)* in place of their
-    output; it is theirs, so the claim beside it is not typed ("v10 against
-    v9: *(unmeasured)*; the fewer loads did not make it quicker" is the
-    sentence of a helper, as it will be once the day is recorded again).
-    Only a page whose evidence is not valid: a verified page that shows the
-    words is refused by the renderer, so typing them exempts nothing that
-    can be promoted."""
+    output: it is theirs, so a claim beside it is not typed. Only where the
+    evidence is not valid: the renderer refuses a verified page that shows
+    the words, so typing them exempts nothing that can be promoted."""
     if valid:
         return page
     wrapped = marks.MARK_OPEN + UNMEASURED + marks.MARK_CLOSE
@@ -492,14 +469,11 @@ def _comments(code: str):
 
 
 def snippet_comment_problems(lesson: Lesson, allowed: set[float]) -> list[Diagnostic]:
-    """A snippet is code a page shows as written, and a comment edit keeps
-    the evidence: so a comment in one of the lesson's snippets may not
-    state a measurement (a time, a bandwidth, a speed-up) or a comparison
-    unless it cites the research that measured it (a file of research/
-    that exists: a note, or an experiment's code), or the number is one
-    of the lesson's stated constants. Every snippet of the lesson, not
-    only those a page shows: a page's marks hide which lines are a
-    snippet's, and a snippet is there to be shown."""
+    """A snippet is shown as written, and a comment edit keeps the
+    evidence: so a comment in any of the lesson's snippets (a page's marks
+    hide which lines are a snippet's) states a measurement or a comparison
+    only beside the file of research/ that measured it, or with a number
+    that is one of the lesson's stated constants."""
     from ..sources import snippets
 
     found, _ = snippets.extract(lesson.snippet_files, manifest.ROOT)
