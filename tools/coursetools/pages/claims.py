@@ -134,10 +134,10 @@ def claim_problems(raw: str, prose: str, sentinel: str, shown: str, line_of) -> 
             at = a + m.start()
             if any(s <= at < e for s, e in terms) and TERM_SENTENCE.search(text):
                 continue
-            out.append(Diagnostic(shown, line_of(where[at]), 0,
-                                  f"the claim '{m.group(0)}' is typed into the page ('{said(text)}'); a comparison or "
-                                  "a magnitude comes from a page helper: put the helper's output in the sentence "
-                                  "(page.compare, page.measured, page.verdicts), or write the rule's word as its "
-                                  "term (*faster*)"))
+            out.append(Diagnostic(shown, line_of(where[at]), 0, (
+                f"the claim '{m.group(0)}' is typed into the page ('{said(text)}'); a comparison "
+                "or a magnitude comes from a page helper: put the helper's output in the sentence "
+                "(page.compare, page.measured, page.verdicts), or write the rule's word as its "
+                "term (*faster*)")))
             break  # one problem a sentence
     return out

@@ -77,8 +77,10 @@ def resolve_marks(text: str) -> str:
     TemplateProblem on a token no helper issued, or on a mark character
     outside a token."""
     text = str(text)  # a helper's value itself, as tests pass one, is sliced here
-    out = TOKEN_RE.sub(lambda m: MARK_OPEN + _output(m.group(1)).replace(MARK_OPEN, "").replace(MARK_CLOSE, "")
-                       + MARK_CLOSE, text)
+    def resolved(m) -> str:
+        inner = _output(m.group(1)).replace(MARK_OPEN, "").replace(MARK_CLOSE, "")
+        return MARK_OPEN + inner + MARK_CLOSE
+    out = TOKEN_RE.sub(resolved, text)
     if any(c in TOKEN_RE.sub("", text) for c in MARK_OPEN + MARK_CLOSE + SHOWN):
         raise TemplateProblem("the page holds the reserved characters U+E000 to U+E002 outside the page "
                               "helpers' output; remove them from the template")

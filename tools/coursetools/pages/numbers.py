@@ -137,7 +137,7 @@ def typed(line: str, allowed: set[float], days: set[int]) -> list[str]:
             continue
         out.append(m.group(1))
     for m in WORD_RE.finditer(line):
-        if not all(any(_close(v, a) for v in values for a in allowed) for values in word_parts(m.group(0))):
+        if not all(any(_close(v, a) for v in vs for a in allowed) for vs in word_parts(m.group(0))):
             out.append(m.group(0))
     for m in ROMAN_MEASURE_RE.finditer(line):
         if not any(_close(float(roman_value(m.group(1))), a) for a in allowed):

@@ -127,11 +127,11 @@ def lines_as_read(text: str) -> list[str]:
     pos = 0
     for line in text.split("\n"):
         parts = []
-        for kind, run in itertools.groupby(zip(line, cls[pos:pos + len(line)]), key=lambda ck: ck[1]):
+        for kind, run in itertools.groupby(zip(line, cls[pos:pos + len(line)]), key=lambda c: c[1]):
             chunk = "".join(c for c, _ in run)
-            if kind == PROSE:  # as it shows: references decoded, escapes and emphasis gone
-                chunk = re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", unescaped(chunk))  # Markdown's backslash escapes
-                parts.append(re.sub(r"[*_~]", "", chunk))  # emphasis and strike-through marks show as nothing
+            if kind == PROSE:  # as it shows: references, escapes, emphasis and strike-through gone
+                chunk = re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", unescaped(chunk))
+                parts.append(re.sub(r"[*_~]", "", chunk))
             elif kind == CODE:
                 parts.append(chunk)
             elif kind in (GONE, FENCE):
@@ -504,5 +504,6 @@ def _cites(text: str) -> bool:
 
 def _allowed(number: str, allowed: set[float]) -> bool:
     raw = number.replace(",", "")
-    values = (float(raw),) if raw[0].isdigit() else NUMBER_WORDS[raw.lower()]  # MEASURED_RE's words are its keys
+    # MEASURED_RE's words are NUMBER_WORDS' keys
+    values = (float(raw),) if raw[0].isdigit() else NUMBER_WORDS[raw.lower()]
     return any(abs(v - a) <= 1e-9 * max(1.0, abs(a)) for v in values for a in allowed)

@@ -134,7 +134,6 @@ def render_lesson(lesson: Lesson, keep_marks: bool = False,
     if state.valid and UNMEASURED in out:
         # A verified page shows what its record holds: a helper that found
         # nothing asked for a row, field or counter the record does not have.
-        plain = unmark(out)
         lines = [i + 1 for i, line in enumerate(plain.split("\n")) if UNMEASURED in line]
         return {}, [Diagnostic(shown, 0, 0, f"the page's evidence is promoted, yet {len(lines)} value(s) render as "
                                f"{UNMEASURED} (rendered page lines {', '.join(map(str, lines[:8]))}): a helper asks "
@@ -159,17 +158,12 @@ def render_lesson(lesson: Lesson, keep_marks: bool = False,
     return files, [], state
 
 
-# The verified box's place. `{{ page.expected_output() }}` draws the
-# program's verified output, and where it stands is part of the page's
-# contract: called once and placed once, as the helper wrote it (no
-# filter, no slice, no second copy), at top level (at the start of a
-# line, after a blank line, outside a fenced block, an HTML element or a
-# comment: so in no list item, quote, table, admonition, `??? ` or `!!! `
-# box or details block, which a line at column 0 after a blank line
-# ends), in the evidence appendix: the section of the level-2 heading
-# that begins "Evidence" (no later level-1 or level-2 heading, ATX or
-# setext, between them). A page with an evidence appendix shows it
-# there; a page without one (a draft's) shows no verified output.
+# The verified box's place, part of the page's contract: page.expected_output()
+# called once and placed once as the helper wrote it (no filter, slice or
+# copy), at top level (at the start of a line after a blank line, outside a
+# fenced block, an HTML element or a comment: so in no list, quote, table or
+# box), in the evidence appendix (the section of the level-2 heading that
+# begins "Evidence"). A page without an appendix (a draft's) shows no box.
 _EVIDENCE_RE = re.compile(r"^ {0,3}## +Evidence", re.M)
 _H12_RE = re.compile(r"^ {0,3}(#{1,2})(?:[ \t]+(.*?))?[ \t#]*$")
 _SETEXT_RE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
@@ -200,14 +194,8 @@ def expected_output_problems(page, out: str, template: str, shown: str) -> list[
                            f"it, {WHERE_BOX}")]
     where = at[0]
     before = text[:where].split("\n")  # the last item is the box's line up to the box
-    why = ""
-    if before[-1]:
-        why = "it does not begin its line"
-    elif len(before) > 1 and before[-2].strip():
-        why = "the line above it is not blank, so it continues that block"
     # Its structure with HTML comments blanked: a heading in a comment is none.
     scan = re.sub(r"<!--.*?-->", lambda m: re.sub(r"[^\n]", " ", m.group(0)), text[:where], flags=re.S)
-    comment = "<!--" in scan
     fence, section, previous, html = None, "", "", 0
     for l in scan.split("\n")[:-1]:
         if fence is None:  # HTML outside fenced blocks
@@ -221,19 +209,17 @@ def expected_output_problems(page, out: str, template: str, shown: str) -> list[
             section = previous.strip() if l.strip()[0] == "-" else ""
         fence = after
         previous = l if fence is None else ""
-    if not why and fence is not None:
-        why = "it is inside a fenced block"
-    elif not why and comment:
-        why = "it is inside an HTML comment"
-    elif not why and html > 0:
-        why = "it is inside an HTML element"
-    elif not why and not section.startswith("Evidence"):
-        why = f"it is in the section '{section[:60]}', not the evidence appendix" if section else \
-            "it is before the evidence appendix"
-    if why:
-        return [Diagnostic(shown, line, 0, f"page.expected_output() is placed where the verified box may not "
-                           f"stand ({why}); it is shown {WHERE_BOX}")]
-    return []
+    why = ("it does not begin its line" if before[-1]
+           else "the line above it is not blank, so it continues that block"
+           if len(before) > 1 and before[-2].strip()
+           else "it is inside a fenced block" if fence is not None
+           else "it is inside an HTML comment" if "<!--" in scan
+           else "it is inside an HTML element" if html > 0
+           else "" if section.startswith("Evidence")
+           else f"it is in the section '{section[:60]}', not the evidence appendix" if section
+           else "it is before the evidence appendix")
+    return [Diagnostic(shown, line, 0, "page.expected_output() is placed where the verified box "
+                       f"may not stand ({why}); it is shown {WHERE_BOX}")] if why else []
 
 
 # The list of the figures render drew for a page, beside them, with each
@@ -302,13 +288,8 @@ def render_all(lessons, only=None, states: dict | None = None) -> tuple[dict[Pat
     # the evidence as the build verified it, once (or as the caller read it)
     states = states if states is not None else ev_state.load(lessons)
     for lesson in lessons:
-        if only and lesson.target not in only:
-            continue
-        if not lesson.built:
-            # Left out of this build (its GPU is newer than the build's
-            # architectures): its page stays as it is, rendered where it is
-            # built; nothing here can tell more about it.
-            continue
+        if (only and lesson.target not in only) or not lesson.built:
+            continue  # not built (its GPU is newer than the build's): its page stays as it is
         f, d, state = render_lesson(lesson, state=states[lesson.target])
         files.update(f)
         diags.extend(d)

@@ -123,7 +123,7 @@ class Run:
                         index.setdefault(row.get(k), []).append(i)
                     except TypeError:  # an unhashable value: never equal to a selector's scalar
                         pass
-            picked &= set(self._index[k].get(v, ()))  # v is hashable: select() hashed every selector value
+            picked &= set(self._index[k].get(v, ()))  # v is hashable: select() hashed every value
             if not picked:
                 return []
         return [self.rows[i] for i in sorted(picked)]
