@@ -1,19 +1,16 @@
 """What counts as a number a person typed, for the prose check and for
 the words a template passes into a chart (a title, a note, a legend).
 
-A number is digits not inside a name (sm_90, v9, float4, H200: a letter,
-digit or underscore before them). Letters after them do not make a name:
-"37x", "1234us" and "4800GB/s" are numbers with units, and the exponent in
-"2^999" is a number too. A lone x before digits is a factor, not a name:
-a reader reads "x37" as a 37x speed-up (and "x86" is a number here too). Number words are numbers as well: "three",
-"twice", "half", "a third", "twenty-four".
+A number is digits not inside a name (sm_90, v9, float4, H200). Letters
+after them do not make a name ("37x", "1234us" and "4800GB/s" are numbers
+with units; so is the exponent in "2^999"), and a lone x before digits is
+a factor ("x37", and so "x86" too). Number words are numbers as well:
+"three", "twice", "half", "a third", "twenty-four".
 
-Text is read as a reader sees it (`as_read`): character references
-decoded (repeatedly: "&amp;#50;" is a "2" on a page rendered twice),
-Unicode compatibility forms folded (superscript and full-width digits
-become digits), and every character that shows as nothing dropped (a soft
-hyphen, a zero-width space or joiner, a word joiner, a byte-order mark, a
-variation selector), so "2&shy;.&shy;4" reads as the 2.4 it shows.
+Text is read as a reader sees it (`as_read`): character references decoded
+until none is left ("&amp;#50;" is a "2" on a page rendered twice),
+compatibility forms folded (superscript and full-width digits), and every
+character that shows as nothing dropped ("2&shy;.&shy;4" reads 2.4).
 """
 
 from __future__ import annotations
@@ -32,12 +29,9 @@ _SI = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 
 
 def number_value(text: str) -> float:
-    """The value of a NUMBER_RE match."""
     t = text.replace(",", "").replace(" ", "").replace("\u00a0", "").replace("\u202f", "")
-    if t[:2] in ("0x", "0X"):
-        return float(int(t, 16))
-    if t[:2] in ("0b", "0B"):
-        return float(int(t, 2))
+    if t[:2] in ("0x", "0X", "0b", "0B"):
+        return float(int(t, 0))
     scale = _SI.get(t[-1], 1.0)
     return float(t[:-1] if scale != 1.0 else t) * scale
 DAY_RE = re.compile(r"\b[Dd]ays? (\d+)(?:(?:,| and| or| to) (\d+))*")
@@ -83,8 +77,7 @@ def folded(text: str) -> str:
 
 
 def unescaped(text: str) -> str:
-    """Character references decoded until none is left (at most a few
-    rounds: each round at least shortens the text)."""
+    """Character references decoded until none is left (each round shortens the text)."""
     for _ in range(4):
         decoded = html.unescape(text)
         if decoded == text:
