@@ -240,14 +240,11 @@ def problems_in(text: str, allowed: set[float], days: set[int], shown: str, temp
         if len(out) >= MAX_PROBLEMS:
             out.append(Diagnostic(shown, 0, 0, f"more than {MAX_PROBLEMS} typed numbers; fix these first"))
             break
-        numbers = typed(whole, allowed, days)
-        snippet = claims.said(whole) if numbers else ""
-        for number in numbers[:MAX_PROBLEMS]:
-            line = _template_line(template, whole, number) or n
-            out.append(Diagnostic(shown, line, 0,
-                                  f"the number {number} is typed into the page ('{snippet}'); take it from the "
-                                  "record, the build or the source with a page helper, or list it in "
-                                  "lesson.toml [page] constants"))
+        for number in typed(whole, allowed, days)[:MAX_PROBLEMS]:
+            out.append(Diagnostic(shown, _template_line(template, whole, number) or n, 0, (
+                f"the number {number} is typed into the page ('{claims.said(whole)}'); take it "
+                "from the record, the build or the source with a page helper, or list it in "
+                "lesson.toml [page] constants")))
     read = "\n".join(read_lines)
     page_lines = text.split("\n")
     said_at: set[int] = set()
@@ -258,12 +255,11 @@ def problems_in(text: str, allowed: set[float], days: set[int], shown: str, temp
         if n not in said_at:  # one expression a line: a chain ("64 - 24 - 3") is named once
             said_at.add(n)
             out.append(_arithmetic_problem(shown, _template_line(template, page_lines[n - 1], operand) or n, said))
-    for n, line in enumerate(text.split("\n"), 1):
-        m = FENCE_RE.match(line)
-        if m and re.search(r"\btitle\s*=", m.group(2)):
-            out.append(Diagnostic(shown, _template_line(template, line, "title") or n, 0,
-                                  "a code block's title shows on the site as text; write it as prose beside the "
-                                  "block"))
+    for n, line in enumerate(page_lines, 1):
+        if (m := FENCE_RE.match(line)) and re.search(r"\btitle\s*=", m.group(2)):
+            out.append(Diagnostic(shown, _template_line(template, line, "title") or n, 0, (
+                "a code block's title shows on the site as text; write it as prose beside the "
+                "block")))
     out += box_problems(text, shown, template)
     cls = _classes(text)
     prose_only = "".join(c if k == PROSE else " " for c, k in zip(text, cls))
@@ -305,11 +301,11 @@ def box_problems(page: str, shown: str, template: str = "") -> list[Diagnostic]:
     typed_text = MARKED_RE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), page)
     out = []
     for n, line in enumerate(typed_text.split("\n"), 1):
-        m = BOX_RE.search(unescaped(line))
-        if m:
-            out.append(Diagnostic(shown, _template_line(template, line, m.group(m.lastindex)) or n, 0,
-                                  f"a box typed into the page ('{line.strip()[:60]}'); the site draws a page's "
-                                  "boxes, the verified one from the evidence alone: write it as prose"))
+        if m := BOX_RE.search(unescaped(line)):
+            at = _template_line(template, line, m.group(m.lastindex)) or n
+            out.append(Diagnostic(shown, at, 0, (
+                f"a box typed into the page ('{line.strip()[:60]}'); the site draws a page's "
+                "boxes, the verified one from the evidence alone: write it as prose")))
     return out
 
 
