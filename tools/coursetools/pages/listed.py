@@ -134,13 +134,9 @@ def listing(lesson: Lesson) -> dict:
     profile_runs = [{"rows": [{"row": r.get("profiled"), "listed": True, "kernels": []}
                               for r in run.get("rows") or [] if isinstance(r, dict) and r.get("group") == "profile"]}
                     for run in profiled]
-    return {"listed": True,
-            "tag": "listed",
-            "command": [display_path(binary), "--list"],
-            "stdout": timed["_stdout"],
-            "recorded_at": "listed, not run",
-            "git": {"commit": "listed"},
-            "toolchain": {"nvcc": "(listed)"},
+    return {"listed": True, "tag": "listed", "command": [display_path(binary), "--list"],
+            "stdout": timed["_stdout"], "recorded_at": "listed, not run",
+            "git": {"commit": "listed"}, "toolchain": {"nvcc": "(listed)"},
             "gpu": {"name": "a listed GPU", "uuid": "GPU-listed", "compute_capability": "9.0",
                     "sm_count": 132, "driver": "(none)", "cuda_runtime": "(none)"},
             "results": results,

@@ -242,12 +242,9 @@ def drawn_before(folder: Path) -> dict[str, str]:
     path = folder / DRAWN
     if path.is_symlink() or not path.is_file():
         return {}
-    out = {}
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        parts = line.split()
-        if len(parts) == 2 and not line.startswith("#") and FIGURE_FILE_RE.match(parts[0]):
-            out[parts[0]] = parts[1]
-    return out
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    return {p[0]: p[1] for line in lines if not line.startswith("#")
+            if len(p := line.split()) == 2 and FIGURE_FILE_RE.match(p[0])}
 
 
 def _unchanged(path: Path, sha: str | None) -> bool:
@@ -258,9 +255,8 @@ def _unchanged(path: Path, sha: str | None) -> bool:
 
 def readme_table(lessons: list[Lesson]) -> str:
     rows = ["| day | topic | needs | runs on, for example |", "| --- | --- | --- | --- |"]
-    for l in lessons:
-        rows.append(f"| [{l.day}]({l.dir}/README.md) | {l.topic} | compute capability {l.min_cc} | "
-                    f"{gpus.cards_for(l.min_cc)} |")
+    rows += [f"| [{l.day}]({l.dir}/README.md) | {l.topic} | compute capability {l.min_cc} | "
+             f"{gpus.cards_for(l.min_cc)} |" for l in lessons]
     return README_BEGIN + "\n" + "\n".join(rows) + "\n" + README_END
 
 
@@ -281,10 +277,7 @@ def render_all(lessons, only=None, states: dict | None = None) -> tuple[dict[Pat
     template's problems; returns the files, the lessons whose code changed
     since their promoted run, and the figures render drew before that no
     page draws now (unchanged since, so nobody else's)."""
-    files: dict[Path, str] = {}
-    diags: list[Diagnostic] = []
-    stale = []
-    orphans: list[Path] = []
+    files, diags, stale, orphans = {}, [], [], []
     # the evidence as the build verified it, once (or as the caller read it)
     states = states if states is not None else ev_state.load(lessons)
     for lesson in lessons:

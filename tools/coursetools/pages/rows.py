@@ -69,13 +69,12 @@ def provenance_text(records: list[dict] | dict, entry: dict) -> str:
     lesson whose evidence is valid (site/transforms.py)."""
     recs = [records] if isinstance(records, dict) else list(records)
     first, rest = recs[0], recs[1:]
-    e = entry
     text = (f"Built with nvcc {first['toolchain']['nvcc']} at commit `{first['git']['commit'][:12]}`. "
             f"Numbers and charts from {_one_run_text(first)}.")
     if rest:
         text += (" Every word (faster, slower, the same) is the rule's on each GPU, and says where they differ: "
                  + "; ".join(_one_run_text(r) for r in rest) + ".")
-    return text + f" Promoted by {e['promoted_by']} (signed) on {e['promoted_at'][:10]}."
+    return text + f" Promoted by {entry['promoted_by']} (signed) on {entry['promoted_at'][:10]}."
 
 
 class Run:

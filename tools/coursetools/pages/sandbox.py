@@ -139,11 +139,8 @@ def environment(folder: Path) -> jinja2.sandbox.ImmutableSandboxedEnvironment:
     # compiles a template, outside the sandbox's checks and before any time
     # or memory limit would apply to rendering; without it, every
     # expression is evaluated while rendering, through call_binop above.
-    env = _PageSandbox(loader=_Loader(folder),
-                       undefined=jinja2.StrictUndefined,
-                       keep_trailing_newline=True,
-                       autoescape=False,
-                       optimized=False,
+    env = _PageSandbox(loader=_Loader(folder), undefined=jinja2.StrictUndefined,
+                       keep_trailing_newline=True, autoescape=False, optimized=False,
                        bytecode_cache=_BYTECODE)
     for name in ("lipsum", "cycler", "joiner", "namespace"):  # nothing a page needs; lipsum(10**7) never
         env.globals.pop(name, None)                          # ends, a namespace grows a string in a loop

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
 from pathlib import Path
 
 from ..rule import replication, resolution
@@ -151,25 +152,23 @@ class PageVerdicts:
             hits += all(v.ratio >= target for _, v in vs)
         return mark(f"{hits:,}")
 
+    @functools.cached_property
     def _pair_words(self) -> list[tuple[str, str, str, list[str]]]:
         """(set, a, b, each GPU's word) for every pair the program decided
         but the twins, in the first record's order, where every record has it."""
         if not self.verified or not self._runs:
             return []
-        if getattr(self, "_pairs_memo", None) is not None:
-            return self._pairs_memo
         per_run = [replication.pair_words((run.record or {}).get("results") or {}, widened=True,
                                           verdict=self._rule, margins=run.margins) for run in self._runs]
-        self._pairs_memo = [(k[0], k[1], k[2], [w[k] for w in per_run]) for k in per_run[0]
-                            if all(k in w for w in per_run)]
-        return self._pairs_memo
+        return [(k[0], k[1], k[2], [w[k] for w in per_run]) for k in per_run[0]
+                if all(k in w for w in per_run)]
 
     def agreement(self) -> dict:
         """How many of the pairs the program compares (but the twins) get one
         word on every GPU ('agree'), and how many do not ('differ')."""
         if not self.verified:
             return {"agree": UNMEASURED, "differ": UNMEASURED}
-        pairs = self._pair_words()
+        pairs = self._pair_words
         differ = sum(len(set(ws)) > 1 for *_, ws in pairs)
         return {"agree": mark(f"{len(pairs) - differ:,}"), "differ": mark(f"{differ:,}")}
 
@@ -182,7 +181,7 @@ class PageVerdicts:
         if not self.verified:
             return UNMEASURED
         gpus = [run.gpu for run in self._runs]
-        rows = [(st, a, b, ws) for st, a, b, ws in self._pair_words() if len(set(ws)) > 1]
+        rows = [(st, a, b, ws) for st, a, b, ws in self._pair_words if len(set(ws)) > 1]
         lines = [f"- {code_span(a)} against {code_span(b)} ({code_span(st)}): "
                  + ", ".join(f"{w} on {g}" for w, g in zip(ws, gpus)) for st, a, b, ws in rows[:limit]]
         if len(rows) > limit:
