@@ -8,7 +8,6 @@ the appendix."""
 
 from __future__ import annotations
 
-import functools
 import re
 
 from ..hardware import peak_dram_gbps
@@ -71,9 +70,10 @@ def _name(where: dict) -> str:
 class PageTeach:
     """The page API: the teaching part's short forms and the appendix."""
 
-    @functools.cached_property
     def _teach(self) -> dict:
-        return {"key": None, "sections": {}}
+        if not hasattr(self, "_evidence"):
+            self._evidence = {"key": None, "sections": {}}
+        return self._evidence
 
     def evidence_for(self, key: str, title: str) -> str:
         """Where the entries of what follows go: the appendix's subsection
@@ -81,14 +81,14 @@ class PageTeach:
         next evidence_for. Writes nothing."""
         if not re.fullmatch(r"[A-Za-z0-9 _-]{1,60}", title):
             raise TemplateProblem(f"evidence title {title!r}: letters, digits, spaces, '-' and '_' only")
-        t = self._teach
+        t = self._teach()
         t["key"] = key
         t["sections"].setdefault(key, {"title": title, "entries": []})
         return ""
 
     def _entry(self, text: str) -> str:
         """Files `text` under the current subsection; returns its anchor."""
-        t = self._teach
+        t = self._teach()
         if t["key"] is None:
             self.evidence_for("page", "the page")
         section = t["sections"][t["key"]]
@@ -248,7 +248,7 @@ class PageTeach:
         """The appendix's entries, a subsection each ('### Evidence: TITLE')
         in the order the teaching part first named them."""
         out = []
-        for section in self._teach["sections"].values():
+        for section in self._teach()["sections"].values():
             if section["entries"]:
                 # A line of prose first: on a phone the site shows it and
                 # folds the list behind it (site/transforms.py).

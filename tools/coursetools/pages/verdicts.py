@@ -12,7 +12,7 @@ import functools
 from pathlib import Path
 
 from ..rule import replication, resolution
-from ..rule import rows as rule_rows
+from ..rule.rows import TWIN
 from ..rule import verdict as cmp
 from .causes import code_span
 from .marks import Lines, TemplateProblem, mark
@@ -47,9 +47,6 @@ def _verdict_from(x) -> cmp.Verdict | None:
         return cmp.Verdict(word, ratio, low, high, cmp.Summary(*a), cmp.Summary(*b))
     except (TypeError, ValueError):
         return None
-
-
-TWIN = rule_rows.TWIN
 
 
 def _pct(r: float) -> str:
