@@ -14,11 +14,10 @@ MARK_OPEN, MARK_CLOSE = "\ue000", "\ue001"
 # measurement and vouches for no claim typed beside it (prose.py).
 SHOWN = "\ue002"
 
-# A helper's output is not handed to the template as text but as a token,
-# MARK_OPEN + an unguessable id + MARK_CLOSE, resolved after rendering.
-# A template that types the mark characters, or edits a helper's output
-# (a filter such as replace, a slice), gets no number past the prose
-# check: an id no helper issued is an error, never a value.
+# A helper's output is handed to the template as a token, MARK_OPEN + an
+# unguessable id + MARK_CLOSE, resolved after rendering: a template that types
+# the marks or edits a helper's output (a filter, a slice) gets no number past
+# the prose check, as an id no helper issued is an error, never a value.
 _issued: dict[str, str] = {}
 
 TOKEN_RE = re.compile(re.escape(MARK_OPEN) + r"([0-9a-f]{20})" + re.escape(MARK_CLOSE))

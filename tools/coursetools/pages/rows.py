@@ -166,9 +166,8 @@ class PageRows:
         self._known_fields = main.known_fields
         self._verdicts: dict[tuple, cmp.Verdict] = {}
         self._prepared_rows: dict[int, cmp.Prepared] = {}
-        # A timed row's samples by content, for the verdicts' memo: its
-        # record's digest (over the decoded record, which verify checked)
-        # and the row's place in it.
+        # A timed row's samples by content, for the verdicts' memo: its record's
+        # digest (over the decoded record, which verify checked) and its place.
         self._row_keys: dict[int, str] = {}
         for run in self._runs:
             digest = (run.record or {}).get("digest")
