@@ -136,9 +136,12 @@ def host_rows(selectors: list[dict]) -> str:
     for sel in selectors:
         for k, v in sel.items():
             by.setdefault(str(k), []).append(str(v))
-    def listed(vs):
-        return vs[0] if len(vs) == 1 else ", ".join(vs[:-1]) + " or " + vs[-1]
-    return "; ".join(f"{k} {listed(vs)}" for k, vs in by.items())
+    return "; ".join(f"{k} {joined(vs, 'or')}" for k, vs in by.items())
+
+
+def joined(parts: list[str], word: str = "and") -> str:
+    """'a', 'a and b', 'a, b and c' (or `word` in place of 'and')."""
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + f" {word} " + parts[-1]
 
 
 class PageRows:

@@ -16,7 +16,7 @@ from ..rule.rows import TWIN
 from ..rule import verdict as cmp
 from .causes import code_span
 from .marks import Lines, TemplateProblem, mark
-from .rows import UNMEASURED
+from .rows import UNMEASURED, joined
 from .formats import number as number_format
 from .. import cache
 
@@ -83,10 +83,6 @@ class Tally(dict):
         return [(mark(k), v) for k, v in super().items()]
 
 
-def _and(parts: list[str]) -> str:
-    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
-
-
 class PageVerdicts:
     """The page API: verdicts between rows by the comparison rule, on every
     record of the promoted set (one a GPU). A word stands alone only where
@@ -133,7 +129,7 @@ class PageVerdicts:
         if not met:
             return "falls short of"
         missed = [gpu for gpu, v in vs if v.ratio < target]
-        return mark(f"reaches on {_and(met)}, not on {_and(missed)},")
+        return mark(f"reaches on {joined(met)}, not on {joined(missed)},")
 
     def reaches_count(self, a: dict, b: dict, over: str, values: list, target: float) -> str:
         """At how many of `values` row (a + {over: x}) reaches `target`
@@ -188,7 +184,7 @@ class PageVerdicts:
     def gpus(self) -> str:
         """The set's GPUs, as the page names them ('GPU 0bbaa9b9 and GPU
         411bc198')."""
-        return mark(_and([run.gpu for run in self._runs])) if self.verified and self._runs else UNMEASURED
+        return mark(joined([run.gpu for run in self._runs])) if self.verified and self._runs else UNMEASURED
 
     def gpu(self, i: int = 0) -> str:
         """The set's i-th GPU ('GPU 0bbaa9b9'); the first is the one the
@@ -321,7 +317,7 @@ class PageVerdicts:
         self._values_exist(a, b, over, values)
         said = self._said(a, b, over, gpu)
         hits = [mark(number_format(x, fmt)) for x in values if said(x) == word]
-        return _and(hits) if hits else "no size"
+        return joined(hits) if hits else "no size"
 
     def versus_table(self, a: dict, b: dict, names: list, over: str = "elements",
                      timings: list = ("cold", "batch", "graph"), **where) -> str:
