@@ -184,7 +184,9 @@ class PageVerdicts:
     def gpus(self) -> str:
         """The set's GPUs, as the page names them ('GPU 0bbaa9b9 and GPU
         411bc198')."""
-        return mark(joined([run.gpu for run in self._runs])) if self.verified and self._runs else UNMEASURED
+        if not self.verified or not self._runs:
+            return UNMEASURED
+        return mark(joined([run.gpu for run in self._runs]))
 
     def gpu(self, i: int = 0) -> str:
         """The set's i-th GPU ('GPU 0bbaa9b9'); the first is the one the
