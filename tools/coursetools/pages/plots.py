@@ -133,7 +133,6 @@ def line_chart(title: str, xlabel: str, ylabel: str, series: list[tuple[str, lis
 
         def py(y):
             return top + ph * (1 - (math.log10(y) - e0) / (e1 - e0))
-        d = 0
     else:
         yticks = ticks(max(ys), 5)
 
