@@ -171,13 +171,9 @@ class PageRows:
         self._prepared_rows: dict[int, cmp.Prepared] = {}
         # A timed row's samples by content, for the verdicts' memo: its record's
         # digest (over the decoded record, which verify checked) and its place.
-        self._row_keys: dict[int, str] = {}
-        for run in self._runs:
-            digest = (run.record or {}).get("digest")
-            if isinstance(digest, str) and digest:
-                for i, row in enumerate(run.rows):
-                    if isinstance(row.get("samples_ms"), list):
-                        self._row_keys[id(row["samples_ms"])] = f"{digest}:{i}"
+        self._row_keys = {id(r["samples_ms"]): f"{digest}:{i}" for run in self._runs
+                          if isinstance(digest := (run.record or {}).get("digest"), str) and digest
+                          for i, r in enumerate(run.rows) if isinstance(r.get("samples_ms"), list)}
 
     # -- snippets -------------------------------------------------------
     def snippet(self, name: str) -> str:
