@@ -37,23 +37,20 @@ class PageCauses:
         if not self.verified:
             return UNMEASURED
         self._declared(metric)
-        seen = 0
-        for run in self._profile.get("runs", []):
-            for r in run.get("rows", []):
-                if r.get("row") != row:
-                    continue
-                if seen == occurrence:
-                    if r.get("listed"):  # listed, never profiled: any kernel's counter stands
-                        return mark(number_format(0.0, fmt, metric))
-                    if len(r.get("kernels", [])) <= kernel:
-                        return UNMEASURED
-                    value = r["kernels"][kernel]["metrics"].get(metric)
-                    return UNMEASURED if value is None else mark(number_format(value, fmt, metric))
-                seen += 1
-        profiled = [r.get("row") for run in self._profile.get("runs", []) for r in run.get("rows", [])]
-        if seen == 0 and profiled:
+        profiled = [r for run in self._profile.get("runs", []) for r in run.get("rows", [])]
+        named = [r for r in profiled if r.get("row") == row]
+        if 0 <= occurrence < len(named):
+            r = named[occurrence]
+            if r.get("listed"):  # listed, never profiled: any kernel's counter stands
+                return mark(number_format(0.0, fmt, metric))
+            if len(r.get("kernels", [])) <= kernel:
+                return UNMEASURED
+            value = r["kernels"][kernel]["metrics"].get(metric)
+            return UNMEASURED if value is None else mark(number_format(value, fmt, metric))
+        if not named and profiled:
+            names = dict.fromkeys(str(r.get("row")) for r in profiled)
             raise TemplateProblem(f"no profiled row '{row}'; the profiled rows are: "
-                                  f"{', '.join(dict.fromkeys(map(str, profiled)))}")
+                                  f"{', '.join(names)}")
         return UNMEASURED
 
     def timeline(self, field: str, fmt: str = ".1f", **where) -> str:

@@ -1,23 +1,15 @@
 """Claims in words: a page may call one row faster, slower or the same as
 another, or say by how much in words (twice, an order of magnitude, a
-terabyte a second), only where a page helper said so. The comparison
-rule's words come from page.compare and its kin, marked; a sentence that
-makes a comparative or magnitude claim in typed words must hold a
-helper's output (the rows' word, a number, a tally), or use the word as
-the rule's term (*faster*, in emphasis, as the pages define it).
+terabyte a second), only where a page helper said so: a sentence with a
+comparative or magnitude word typed in it must hold a helper's output,
+cite a research note (the reviewer checks the measurement there), or use
+the word as the rule's term (*faster*, in emphasis, as pages define it).
 
-A sentence that links one of the course's research notes cites the
-measurement it states (a separate experiment, its code and data in the
-note); the reviewer checks it there.
-
-What this cannot know: whether the helper in the sentence is about the
-rows the words are about. A sentence "v9 is faster than CUB at every
-size: {{ page.compare(a, b) }}" passes, whatever compare says; the
-reviewer reads each such sentence against its helper (research/
-REVIEW-PROCESS.md, *What the reviewer checks*). What it refuses is the
-claim with nothing beside it.
-
-The word list is here and nowhere else."""
+What this cannot know is whether the helper in the sentence is about the
+rows the words are about ("v9 is faster than CUB: {{ page.compare(a, b) }}"
+passes whatever compare says): the reviewer reads each such sentence
+against its helper (research/REVIEW-PROCESS.md). It refuses the claim with
+nothing beside it. The word list is here and nowhere else."""
 
 from __future__ import annotations
 
@@ -60,29 +52,16 @@ TERM_RE = re.compile(r"(?<![*_\w])[*_](?:faster|slower|the same|not distinguisha
 # does not end one ("v7 against v6: {{ compare }}; the fewer loads did not
 # make it quicker" is one claim with its helper).
 SENTENCE_END = re.compile(r"(?<=[.!?])[*_)\]\"']*\s+|\n\s*\n|\s*\|\s*|\n(?=\s*(?:[-*+]|\d+\.)\s)")
-# A link to one of the course's research notes: the sentence cites the
-# measurement it states (a separate experiment, with its code and data),
-# which the reviewer checks against the note.
+
+
 def _note_exists(link: str) -> bool:
     from ..sources import manifest
     m = re.search(r"research/([A-Za-z0-9._-]+\.md)", link)
     return bool(m) and (manifest.ROOT / "research" / m.group(1)).is_file()
 
 
-# The link must show the reader something to follow: an empty or
-# blank link text ("[](../../research/x.md)", invisible characters
-# included) is nothing a reader sees, so it cites nothing.
+# A link to a research note, with link text a reader sees: "[](x.md)" cites nothing.
 RESEARCH_LINK = re.compile(r"\[(?=[^\]\n]*[A-Za-z0-9])[^\]\n]*\]\((?:\.\./)*research/[A-Za-z0-9._-]+\.md(?:#[^)]*)?\)")
-
-
-def sentences(prose: str):
-    """(start, end) of each sentence of a page's prose: ended by '.', '!',
-    '?', ';' or ':' and a space, by a blank line, or by a table cell."""
-    pos = 0
-    for m in SENTENCE_END.finditer(prose):
-        yield pos, m.start()
-        pos = m.end()
-    yield pos, len(prose)
 
 
 # A term sentence: one that speaks of the rule's words as words (defines
@@ -110,6 +89,12 @@ def readable(text: str) -> tuple[str, list[int]]:
     return "".join(text[i] for i in where).translate(_LOOK_ALIKE), where
 
 
+def said(text: str) -> str:
+    """Text as a problem quotes it: on one line, at most 90 characters."""
+    text = " ".join(text.split())
+    return text if len(text) <= 90 else text[:87] + "..."
+
+
 def claim_problems(raw: str, prose: str, sentinel: str, shown: str, line_of) -> list[Diagnostic]:
     """`raw`: the page as typed, one character for each of `prose`'s, which
     is the page as read with code blanked and each helper's output read as
@@ -120,7 +105,8 @@ def claim_problems(raw: str, prose: str, sentinel: str, shown: str, line_of) -> 
     where.append(len(where) and where[-1] + 1)
     terms = [(m.start(), m.end()) for m in TERM_RE.finditer(prose)]
     out = []
-    for a, b in sentences(prose):
+    ends = list(SENTENCE_END.finditer(prose))
+    for a, b in zip([0] + [m.end() for m in ends], [m.start() for m in ends] + [len(prose)]):
         text = prose[a:b]
         if sentinel in text or any(where[a] <= c < where[min(b, len(where) - 1)] for c in cited):
             continue
@@ -128,12 +114,10 @@ def claim_problems(raw: str, prose: str, sentinel: str, shown: str, line_of) -> 
             at = a + m.start()
             if any(s <= at < e for s, e in terms) and TERM_SENTENCE.search(text):
                 continue
-            said = " ".join(text.split())
-            said = said if len(said) <= 90 else said[:87] + "..."
-            out.append(Diagnostic(shown, line_of(where[at]), 0,
-                                  f"the claim '{m.group(0)}' is typed into the page ('{said}'); a comparison or "
-                                  "a magnitude comes from a page helper: put the helper's output in the sentence "
-                                  "(page.compare, page.measured, page.verdicts), or write the rule's word as its "
-                                  "term (*faster*)"))
+            out.append(Diagnostic(shown, line_of(where[at]), 0, (
+                f"the claim '{m.group(0)}' is typed into the page ('{said(text)}'); a comparison "
+                "or a magnitude comes from a page helper: put the helper's output in the sentence "
+                "(page.compare, page.measured, page.verdicts), or write the rule's word as its "
+                "term (*faster*)")))
             break  # one problem a sentence
     return out

@@ -3,6 +3,7 @@ figures/NAME.svg beside the page."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 from . import plots
@@ -44,7 +45,7 @@ class PageFigures:
         promoted record, or on a stale page from the earlier code's (and
         said to be); never a file already in figures/."""
         rel = _figure(name)
-        source = self if self.verified else self._earlier()
+        source = self if self.verified else self._earlier
         try:
             svg = draw(source) if source is not None else None
         except TemplateProblem:
@@ -61,16 +62,15 @@ class PageFigures:
                 f"version of this program (commit {mark('`' + str(e.get('commit'))[:12] + '`')}, run "
                 f"{mark('`' + str(e.get('tag')) + '`')}); this version has not been run yet.*\n")
 
+    @functools.cached_property
     def _earlier(self):
         """The page API over the earlier code's promoted record, or None."""
         if not self._state.earlier_files:
             return None
-        if not hasattr(self, "_earlier_page"):
-            from ..evidence.state import LessonState
+        from ..evidence.state import LessonState
 
-            st = LessonState(self._lesson, "promoted", [], self._state.entry, self._state.earlier_files)
-            self._earlier_page = type(self)(self._lesson, [], st)
-        return self._earlier_page
+        st = LessonState(self._lesson, "promoted", [], self._state.entry, self._state.earlier_files)
+        return type(self)(self._lesson, [], st)
 
     def picture(self, name: str, title: str) -> str:
         """A picture drawn by hand, figures/NAME.svg beside the page: shown

@@ -38,12 +38,10 @@ def number(value, fmt: str, field: str = "") -> str:
     number) printed whole, without decimals."""
     m = re.fullmatch(r"\{:([^{}]*)\}", fmt)
     spec = m.group(1) if m else fmt
-    # Python's spec, with the fill limited to a space or a zero: any other
-    # fill character would be text typed into the page through a format.
-    # Decimal notations only: a hexadecimal, binary or character form
-    # would print a number the record does not hold as one a reader reads.
-    # No fill or alignment: a fill character after the digits ("0<6")
-    # would append digits the value does not have.
+    # Python's spec without fill or alignment (a fill is text typed into the
+    # page through a format; "0<6" appends digits the value does not have),
+    # decimal notations only (a hexadecimal, binary or character form prints
+    # a number the record does not hold as one a reader reads).
     if not re.fullmatch(r"[+\- ]?0?\d{0,2}[,_]?(?:\.\d{1,2})?[deEfFgG%]?", spec):
         raise TemplateProblem(f"format '{fmt}' is not a decimal number format such as '.1f', ',' or '.1%' "
                               "(widths and precisions of at most two digits; no x, b, c, o or n)")

@@ -5,13 +5,8 @@ above). From NVIDIA's list of CUDA GPUs and their compute capabilities
 
 from __future__ import annotations
 
-EXAMPLES = (((7, 0), "V100"),
-            ((7, 5), "T4, RTX 20xx"),
-            ((8, 0), "A100"),
-            ((8, 6), "RTX 30xx, A10"),
-            ((8, 9), "RTX 40xx, L4, L40S"),
-            ((9, 0), "H100, H200"),
-            ((10, 0), "B200"),
+EXAMPLES = (((7, 0), "V100"), ((7, 5), "T4, RTX 20xx"), ((8, 0), "A100"), ((8, 6), "RTX 30xx, A10"),
+            ((8, 9), "RTX 40xx, L4, L40S"), ((9, 0), "H100, H200"), ((10, 0), "B200"),
             ((12, 0), "RTX 50xx"))
 
 

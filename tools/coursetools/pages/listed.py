@@ -2,19 +2,17 @@
 lists.
 
 Every day's program takes --list: it prints the checks, rows, settings and
-decisions a run would make from the lesson's plan, asking nothing of a GPU
-(course/lesson.cuh). Here the built program is listed as timed, under
---profile and as its timeline build; the listings become an in-memory
-record of two listed GPUs (every time a placeholder, every word "the
-same") and the template is rendered against it. A helper that selects
-nothing the program will produce (a misspelt version, a size it never
-runs, a field no row has) is then the template's mistake, named at its
-template line long before a GPU run. Nothing rendered here is written.
+decisions a run would make, asking nothing of a GPU (course/lesson.cuh).
+The program is listed as timed, under --profile and as its timeline
+build; the listings become an in-memory record of two listed GPUs (every
+time a placeholder, every word "the same") and the template is rendered
+against it, so a helper that selects nothing the program will produce (a
+misspelt version, a size it never runs) is named at its template line
+long before a GPU run. Nothing rendered here is written.
 
-A listing cannot check what it does not run: the review's steps, nvbench's
-states, a counter's value, a probe's values, the settings read off the GPU
-and, without a timeline build, the timeline rows; those helpers answer
-with placeholders.
+What a listing does not run (the review's steps, nvbench's states, a
+counter's or a probe's values, settings read off the GPU, an unbuilt
+timeline) its helpers answer with placeholders.
 """
 
 from __future__ import annotations
@@ -136,13 +134,9 @@ def listing(lesson: Lesson) -> dict:
     profile_runs = [{"rows": [{"row": r.get("profiled"), "listed": True, "kernels": []}
                               for r in run.get("rows") or [] if isinstance(r, dict) and r.get("group") == "profile"]}
                     for run in profiled]
-    return {"listed": True,
-            "tag": "listed",
-            "command": [display_path(binary), "--list"],
-            "stdout": timed["_stdout"],
-            "recorded_at": "listed, not run",
-            "git": {"commit": "listed"},
-            "toolchain": {"nvcc": "(listed)"},
+    return {"listed": True, "tag": "listed", "command": [display_path(binary), "--list"],
+            "stdout": timed["_stdout"], "recorded_at": "listed, not run",
+            "git": {"commit": "listed"}, "toolchain": {"nvcc": "(listed)"},
             "gpu": {"name": "a listed GPU", "uuid": "GPU-listed", "compute_capability": "9.0",
                     "sm_count": 132, "driver": "(none)", "cuda_runtime": "(none)"},
             "results": results,
@@ -219,8 +213,7 @@ class ListedPage(Page):
 
     def _timeline_unbuilt(self) -> bool:
         """No timeline program listed (the course's build leaves it out)."""
-        record = self._record or {}
-        return bool(self._lesson.timeline_target) and not record.get("timeline")
+        return bool(self._lesson.timeline_target) and not (self._record or {}).get("timeline")
 
     def timeline(self, field: str, fmt: str = ".1f", **where) -> str:
         if self._timeline_unbuilt():

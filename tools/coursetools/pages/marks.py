@@ -14,11 +14,10 @@ MARK_OPEN, MARK_CLOSE = "\ue000", "\ue001"
 # measurement and vouches for no claim typed beside it (prose.py).
 SHOWN = "\ue002"
 
-# A helper's output is not handed to the template as text but as a token,
-# MARK_OPEN + an unguessable id + MARK_CLOSE, resolved after rendering.
-# A template that types the mark characters, or edits a helper's output
-# (a filter such as replace, a slice), gets no number past the prose
-# check: an id no helper issued is an error, never a value.
+# A helper's output is handed to the template as a token, MARK_OPEN + an
+# unguessable id + MARK_CLOSE, resolved after rendering: a template that types
+# the marks or edits a helper's output (a filter, a slice) gets no number past
+# the prose check, as an id no helper issued is an error, never a value.
 _issued: dict[str, str] = {}
 
 TOKEN_RE = re.compile(re.escape(MARK_OPEN) + r"([0-9a-f]{20})" + re.escape(MARK_CLOSE))
@@ -77,34 +76,28 @@ def resolve_marks(text: str) -> str:
     TemplateProblem on a token no helper issued, or on a mark character
     outside a token."""
     text = str(text)  # a helper's value itself, as tests pass one, is sliced here
-    parts = []
-    last = 0
-    for m in TOKEN_RE.finditer(text):
-        parts.append(text[last:m.start()])
-        parts.append(("\x00MO", _output(m.group(1)), "\x00MC"))
-        last = m.end()
-    parts.append(text[last:])
-    if any(isinstance(p, str) and any(c in p for c in MARK_OPEN + MARK_CLOSE + SHOWN) for p in parts):
+    def resolved(m) -> str:
+        inner = _output(m.group(1)).replace(MARK_OPEN, "").replace(MARK_CLOSE, "")
+        return MARK_OPEN + inner + MARK_CLOSE
+    out = TOKEN_RE.sub(resolved, text)
+    if any(c in TOKEN_RE.sub("", text) for c in MARK_OPEN + MARK_CLOSE + SHOWN):
         raise TemplateProblem("the page holds the reserved characters U+E000 to U+E002 outside the page "
                               "helpers' output; remove them from the template")
-    return "".join(p if isinstance(p, str) else MARK_OPEN + p[1].replace(MARK_OPEN, "").replace(MARK_CLOSE, "")
-                   + MARK_CLOSE for p in parts)
+    return out
 
 
 def placed(text: str, token: str) -> tuple[str, list[int]]:
     """The page as it will show (every helper's output in its place, no
     marks) and the offsets in it where the output `token` was placed; a
     token no helper issued shows as nothing here (resolve_marks names it)."""
-    parts, at, last = [], [], 0
-    size = 0
+    parts, at, last, size = [], [], 0, 0
     for m in TOKEN_RE.finditer(text):
         parts.append(text[last:m.start()])
         size += m.start() - last
         if m.group(1) == token:
             at.append(size)
-        v = unmark(_output(m.group(1), strict=False))
-        parts.append(v)
-        size += len(v)
+        parts.append(unmark(_output(m.group(1), strict=False)))
+        size += len(parts[-1])
         last = m.end()
     parts.append(text[last:])
     return "".join(parts), at

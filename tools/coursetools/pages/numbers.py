@@ -1,19 +1,16 @@
 """What counts as a number a person typed, for the prose check and for
 the words a template passes into a chart (a title, a note, a legend).
 
-A number is digits not inside a name (sm_90, v9, float4, H200: a letter,
-digit or underscore before them). Letters after them do not make a name:
-"37x", "1234us" and "4800GB/s" are numbers with units, and the exponent in
-"2^999" is a number too. A lone x before digits is a factor, not a name:
-a reader reads "x37" as a 37x speed-up (and "x86" is a number here too). Number words are numbers as well: "three",
-"twice", "half", "a third", "twenty-four".
+A number is digits not inside a name (sm_90, v9, float4, H200). Letters
+after them do not make a name ("37x", "1234us" and "4800GB/s" are numbers
+with units; so is the exponent in "2^999"), and a lone x before digits is
+a factor ("x37", and so "x86" too). Number words are numbers as well:
+"three", "twice", "half", "a third", "twenty-four".
 
-Text is read as a reader sees it (`as_read`): character references
-decoded (repeatedly: "&amp;#50;" is a "2" on a page rendered twice),
-Unicode compatibility forms folded (superscript and full-width digits
-become digits), and every character that shows as nothing dropped (a soft
-hyphen, a zero-width space or joiner, a word joiner, a byte-order mark, a
-variation selector), so "2&shy;.&shy;4" reads as the 2.4 it shows.
+Text is read as a reader sees it (`as_read`): character references decoded
+until none is left ("&amp;#50;" is a "2" on a page rendered twice),
+compatibility forms folded (superscript and full-width digits), and every
+character that shows as nothing dropped ("2&shy;.&shy;4" reads 2.4).
 """
 
 from __future__ import annotations
@@ -32,12 +29,9 @@ _SI = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 
 
 def number_value(text: str) -> float:
-    """The value of a NUMBER_RE match."""
     t = text.replace(",", "").replace(" ", "").replace("\u00a0", "").replace("\u202f", "")
-    if t[:2] in ("0x", "0X"):
-        return float(int(t, 16))
-    if t[:2] in ("0b", "0B"):
-        return float(int(t, 2))
+    if t[:2] in ("0x", "0X", "0b", "0B"):
+        return float(int(t, 0))
     scale = _SI.get(t[-1], 1.0)
     return float(t[:-1] if scale != 1.0 else t) * scale
 DAY_RE = re.compile(r"\b[Dd]ays? (\d+)(?:(?:,| and| or| to) (\d+))*")
@@ -75,14 +69,15 @@ _IGNORABLE = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe0
                         "\U000e0100-\U000e01ef]")
 
 
-def invisible_dropped(text: str) -> str:
-    text = _IGNORABLE.sub("", text)
+def folded(text: str) -> str:
+    """Non-ASCII numerals marked, compatibility forms folded, and what shows
+    as nothing dropped."""
+    text = _IGNORABLE.sub("", unicodedata.normalize("NFKC", numerals_marked(text)))
     return "".join(c for c in text if unicodedata.category(c) != "Cf")
 
 
 def unescaped(text: str) -> str:
-    """Character references decoded until none is left (at most a few
-    rounds: each round at least shortens the text)."""
+    """Character references decoded until none is left (each round shortens the text)."""
     for _ in range(4):
         decoded = html.unescape(text)
         if decoded == text:
@@ -111,20 +106,18 @@ def numerals_marked(text: str) -> str:
 
 
 def as_read(text: str) -> str:
-    text = unicodedata.normalize("NFKC", numerals_marked(unescaped(text)))
-    text = invisible_dropped(text)
-    return re.sub(r"(?<![A-Za-z0-9])_+|_+(?![A-Za-z0-9])", " ", text)
+    return re.sub(r"(?<![A-Za-z0-9])_+|_+(?![A-Za-z0-9])", " ", folded(unescaped(text)))
 
 
 def _close(a: float, b: float) -> bool:
     return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
 
 
-def typed(line: str, allowed: set[float], days: set[int], words: bool = True) -> list[str]:
-    """The numbers in `line` (already read as a reader sees it) that are
-    neither stated constants nor a day of the course named as one ("day
-    24", "days 58 and 77": only the digits inside that phrase). With
-    `words`, number words count too."""
+def typed(line: str, allowed: set[float], days: set[int]) -> list[str]:
+    """The numbers and number words in `line` (already read as a reader
+    sees it) that are neither stated constants nor a day of the course
+    named as one ("day 24", "days 58 and 77": only the digits inside that
+    phrase)."""
     day_spans = []
     for m in DAY_RE.finditer(line):
         day_spans += [(d.start() + m.start(), d.end() + m.start()) for d in re.finditer(r"\d+", m.group(0))]
@@ -136,13 +129,12 @@ def typed(line: str, allowed: set[float], days: set[int], words: bool = True) ->
         if value.is_integer() and int(value) in days and (m.start(1), m.end(1)) in day_spans:
             continue
         out.append(m.group(1))
-    if words:
-        for m in WORD_RE.finditer(line):
-            if not all(any(_close(v, a) for v in values for a in allowed) for values in word_parts(m.group(0))):
-                out.append(m.group(0))
-        for m in ROMAN_MEASURE_RE.finditer(line):
-            if not any(_close(float(roman_value(m.group(1))), a) for a in allowed):
-                out.append(m.group(1))
+    for m in WORD_RE.finditer(line):
+        if not all(any(_close(v, a) for v in vs for a in allowed) for vs in word_parts(m.group(0))):
+            out.append(m.group(0))
+    for m in ROMAN_MEASURE_RE.finditer(line):
+        if not any(_close(float(roman_value(m.group(1))), a) for a in allowed):
+            out.append(m.group(1))
     return out
 
 
@@ -193,18 +185,3 @@ def _derived(word: str) -> tuple[float, ...]:
                 value = NUMBER_WORDS[stem][0]
                 return (1 / value, value) if value else (value,)
     return ()
-
-
-def word_values(word: str) -> tuple[float, ...]:
-    """The values a number word (or a hyphenated run of them, such as
-    'twenty-four') may stand for; () for any other word."""
-    parts = word.lower().split("-")
-    if len(parts) == 1:
-        return NUMBER_WORDS.get(parts[0], ()) or _derived(parts[0])
-    if all(p in NUMBER_WORDS for p in parts):
-        if len(parts) == 2 and parts[0] in _TENS and parts[1] in _UNITS[1:10]:
-            return (float(_TENS[parts[0]] + _UNITS.index(parts[1])),)
-        return tuple(v for p in parts for v in NUMBER_WORDS[p])
-    # A number word inside a longer hyphenated word ("one-wave", "two-pass")
-    # is still a number.
-    return tuple(v for p in parts for v in NUMBER_WORDS.get(p, ()))

@@ -14,8 +14,7 @@ from .rows import UNMEASURED
 # flushed before each launch, one launch between two events) and its
 # batch GPU time (launches back to back, one pair of events around them
 # all: nvbench reports their mean, not a median).
-COLD = "nv/cold/time/gpu/median"
-BATCH = "nv/batch/time/gpu/mean"
+TAGS = {"cold": "nv/cold/time/gpu/median", "batch": "nv/batch/time/gpu/mean"}
 
 
 def _summary(state: dict, tag: str) -> float | None:
@@ -98,7 +97,7 @@ class PageNvbench:
                               for k, v in values.items() if k in axes)
             cells = [mark(code_span(label))]  # the record's axis values: marked, as every number it holds
             found = 0
-            for timing, tag in (("cold", COLD), ("batch", BATCH)):
+            for timing, tag in TAGS.items():
                 row = self._one({**fields, "timing": timing})
                 ours = row.get("median_ms") if row else None
                 theirs = _summary(state, tag)
@@ -135,7 +134,7 @@ class PageNvbench:
             values = _axis_values(state)
             if all(values.get(k) == v for k, v in over.items()):
                 row = self._one({**self._course_row(values, where), "timing": timing})
-                theirs = _summary(state, COLD if timing == "cold" else BATCH)
+                theirs = _summary(state, TAGS[timing])
                 if row is None or theirs is None:
                     return UNMEASURED
                 return mark(f"{theirs * 1e6 / (row['median_ms'] * 1000.0):.2f}")

@@ -133,7 +133,6 @@ def line_chart(title: str, xlabel: str, ylabel: str, series: list[tuple[str, lis
 
         def py(y):
             return top + ph * (1 - (math.log10(y) - e0) / (e1 - e0))
-        d = 0
     else:
         yticks = ticks(max(ys), 5)
 
@@ -190,11 +189,7 @@ def timeline(title: str, kernels: list[dict], note: str = "", span: float | None
     span = tick_values[-1]
     d = decimals(tick_values)
     per_block = all("block_start_us" in k and k.get("blocks", 0) <= 64 for k in kernels)
-    if per_block:
-        rows = sum(k.get("blocks", 0) for k in kernels)
-        ph = max(60, 7 * rows)
-    else:
-        ph = 220
+    ph = max(60, 7 * sum(k.get("blocks", 0) for k in kernels)) if per_block else 220
     height = top + ph + 50
 
     def px(t):

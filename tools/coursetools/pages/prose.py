@@ -1,35 +1,31 @@
 """The prose check: no number on a page that the record or the build did
 not give it.
 
-Every template is rendered with the page helpers' output marked (marks.py:
-what a helper took from a record, a build or a lesson's source). The check
-then reads the rendered Markdown as a reader sees it, and every number it
-finds outside those marks must be one of the lesson's stated constants
-(lesson.toml's [page] constants: the sizes and counts that define its
-experiments), a day of the course ("day 24"), a date (a citation's
-"checked 2026-11-29") or part of a link's address.
+Templates are rendered with the page helpers' output marked (marks.py).
+Every number the check then finds outside those marks, read as a reader
+sees it, must be one of the lesson's stated constants (lesson.toml's
+[page] constants), a day of the course ("day 24"), a citation's date or
+part of a link's address.
 
-Read as a reader sees it, everywhere the reader looks: prose, link text
-and image descriptions, inline code and fenced blocks (a block typed to
-look like a program's output is still typed), tables; with character
-references decoded, compatibility forms folded, invisible characters
-dropped, Markdown's escapes and emphasis removed (so "2\\.4", "2**.**4" and
-"2&shy;.4" all read 2.4); and number words count ("three", "twice", "a
-third"). Code typed into the page is read for number words and claims as
-prose is: a reader reads it too. Digits inside a name (sm_90, v9, float4,
-H200) are part of the name; digits with a unit after them ("37x") or a
-lone x before them ("x37") are numbers.
+As a reader sees it, everywhere the reader looks: prose, link text, image
+descriptions, inline code and fenced blocks (a block typed to look like
+output is still typed), tables; references decoded, compatibility forms
+folded, invisible characters dropped, Markdown's escapes and emphasis
+removed ("2\\.4", "2**.**4" and "2&shy;.4" all read 2.4); number words
+count ("three", "twice", "a third"). Digits inside a name (sm_90, v9,
+H200) are part of it; with a unit after ("37x") or a lone x before
+("x37") they are numbers.
 
-Raw HTML is refused on a page: Markdown says everything a page needs, and
-a tag's attributes would be text no reader sees as the check reads it. So
-is a typed box (an admonition, a collapsible block, a callout): the site
-draws a page's boxes, the verified one from the evidence alone.
+Raw HTML is refused (its attributes are text no reader sees as the check
+reads it), and so is a typed box (an admonition, a collapsible block, a
+callout): the site draws a page's boxes, the verified one from the
+evidence alone.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
-import unicodedata
 
 from ..errors import Diagnostic
 from ..sources import manifest
@@ -37,12 +33,13 @@ from ..sources.manifest import Lesson
 from ..sources.snippets import FENCE_RE, fence_step
 from . import claims, marks, render
 from .rows import UNMEASURED
-from .numbers import NUMBER_WORDS, as_read, invisible_dropped, numerals_marked, typed, unescaped, word_values
+from .numbers import NUMBER_WORDS, as_read, folded, typed, unescaped
 
 # A date as a citation writes it: a real one (no 0037-00-00).
 DATE_RE = re.compile(r"\b(?:19|20)\d{2}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])\b")
 MARKED_RE = re.compile(re.escape(marks.MARK_OPEN) + ".*?" + re.escape(marks.MARK_CLOSE), re.S)
 COMMENT_RE = re.compile(r"<!--.*?-->", re.S)
+_TICKS = re.compile("`+")
 # CommonMark's autolink to a web address (<https://...>): its text is an
 # address, not prose. Any other autolink (<name:37x>, an e-mail address)
 # shows its text as written, so it is read as prose.
@@ -71,6 +68,11 @@ def _classes(text: str) -> list[str]:
             if not (keep_newlines and text[i] == "\n"):
                 cls[i] = kind
 
+    def code(a: int, b: int) -> None:
+        for i in range(a, b):
+            if cls[i] == PROSE:
+                cls[i] = CODE
+
     for m in MARKED_RE.finditer(text):  # helpers' output: not typed text
         mark_range(m.start(), m.end(), MARKED)
     for m in COMMENT_RE.finditer(text):  # comments show as nothing: "1<!-- -->024" reads 1024
@@ -83,57 +85,38 @@ def _classes(text: str) -> list[str]:
         if fence_line:
             mark_range(pos, end, FENCE)
         elif fence is not None:
-            for i in range(pos, end):
-                if cls[i] == PROSE:
-                    cls[i] = CODE
+            code(pos, end)
         fence = after
         pos = end + 1
     # Inline code: a run of n backticks to the next run of exactly n.
     i, n = 0, len(text)
     while i < n:
-        if text[i] == "`" and cls[i] == PROSE and (i == 0 or text[i - 1] != "\\"):
-            j = i
-            while j < n and text[j] == "`":
-                j += 1
-            run = j - i
-            k = j
-            close = -1
-            while k < n:
-                if text[k] == "`" and cls[k] == PROSE:
-                    e = k
-                    while e < n and text[e] == "`":
-                        e += 1
-                    if e - k == run:
-                        close = k
-                        break
-                    k = e
-                elif text.startswith("\n\n", k):
-                    break  # a code span does not cross a blank line
-                else:
-                    k += 1
-            if close >= 0:
-                mark_range(i, j, JOIN)
-                for x in range(j, close):
-                    if cls[x] == PROSE:
-                        cls[x] = CODE
-                mark_range(close, close + run, JOIN)
-                i = close + run
-                continue
+        if text[i] != "`" or cls[i] != PROSE or (i and text[i - 1] == "\\"):
+            i += 1
+            continue
+        j = _TICKS.match(text, i).end()
+        k, close = j, -1
+        while k < n and not text.startswith("\n\n", k):  # a code span does not cross a blank line
+            if text[k] == "`" and cls[k] == PROSE:
+                e = _TICKS.match(text, k).end()
+                if e - k == j - i:
+                    close = k
+                    break
+                k = e
+            else:
+                k += 1
+        if close < 0:
             i = j
             continue
-        i += 1
+        mark_range(i, j, JOIN)
+        code(j, close)
+        mark_range(close, close + j - i, JOIN)
+        i = close + j - i
     prose_only = "".join(c if k == PROSE else " " for c, k in zip(text, cls))
     for rx in (AUTOLINK_RE, LINK_TARGET_RE, URL_RE, DATE_RE):
         for m in rx.finditer(prose_only):
             mark_range(m.start(), m.end(), GONE)
     return cls
-
-
-def _read_prose(s: str) -> str:
-    """Prose as it shows: references decoded, escapes and emphasis gone."""
-    s = unescaped(s)
-    s = re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", s)  # Markdown's backslash escapes
-    return re.sub(r"[*_~]", "", s)  # emphasis and strike-through marks show as nothing
 
 
 def lines_as_read(text: str) -> list[str]:
@@ -143,14 +126,12 @@ def lines_as_read(text: str) -> list[str]:
     out = []
     pos = 0
     for line in text.split("\n"):
-        parts, run, kind = [], [], None
-
-        def flush():
-            if not run:
-                return
-            chunk = "".join(run)
-            if kind == PROSE:
-                parts.append(_read_prose(chunk))
+        parts = []
+        for kind, run in itertools.groupby(zip(line, cls[pos:pos + len(line)]), key=lambda c: c[1]):
+            chunk = "".join(c for c, _ in run)
+            if kind == PROSE:  # as it shows: references, escapes, emphasis and strike-through gone
+                chunk = re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", unescaped(chunk))
+                parts.append(re.sub(r"[*_~]", "", chunk))
             elif kind == CODE:
                 parts.append(chunk)
             elif kind in (GONE, FENCE):
@@ -159,13 +140,7 @@ def lines_as_read(text: str) -> list[str]:
                 # One sentinel a helper's output: two outputs side by side
                 # ("{{ a }}{{ b }}") read as one long number no helper wrote.
                 parts.append(MARK_SENTINEL * max(1, chunk.count(marks.MARK_OPEN)))
-        for c, k in zip(line, cls[pos:pos + len(line)]):
-            if k != kind:
-                flush()
-                run, kind = [], k
-            run.append(c)
-        flush()
-        out.append(invisible_dropped(unicodedata.normalize("NFKC", numerals_marked("".join(parts)))))
+        out.append(folded("".join(parts)))
         pos += len(line) + 1
     return out
 
@@ -188,27 +163,17 @@ def _template_line(template: str, line: str, number: str) -> int:
 # A number built by arithmetic from typed numbers: each of 64, 24 and 3
 # may be a stated constant, but "64 − 24 − 3 = 37", "24/3" or "sixty-four
 # minus twenty-four" hands the reader a result nobody measured. Two
-# numbers, at least one typed (not a helper's output), joined by an
-# operator: + − (U+2212) × · ⋅ ∙ * ÷ = ≈, a letter x ("64x3", "64 x 3"),
-# a word (plus, minus, times, multiplied by, divided by, equals), or:
-# - a hyphen or a dash (- ‐ ‒ –) with a space on either side ("64 - 24",
-#   "64 – 24"): closed up between two numbers ("1–8", "1-8", cuda-12-8)
-#   it is a range or a name's parts, as typography writes them, never a
-#   minus; spaced, it is read as the minus it looks like (a range is
-#   typed closed up, or "1 to 8"); closed up between three or more
-#   ("64-24-3") it is no range, which has two ends, and is read as a
-#   minus too, unless it is a date (2026-12-02);
-# - a slash between exactly two numbers ("24/3", "24 / 3"): three or more
-#   joined by slashes ("K = 4 / 16 / 64") are a list of alternatives.
-# A power ("2^24") is a bound's notation, not a result, and is left to
-# the number check. Operands are numbers as NUMBER_RE reads them (digits
-# inside a name, as in sm_90 or float4, are no number), or cardinal
-# number words; a unit may follow each ("64 ms − 24 ms"). Read on the
-# page as the check reads it (prose, typed code; a snippet or any
-# helper's output is one mark, whatever arithmetic its code holds) and
-# as the site shows it (where "64 * 3" keeps the star that emphasis
-# would take); an expression may wrap onto the next line after its
-# operator. Two helpers' numbers ("{{ a }}–{{ b }}") are theirs.
+# numbers (a unit may follow each), at least one typed, joined by an
+# operator sign, a letter x ("64x3"), a word (plus, minus, times, ...), or:
+# - a dash with a space on either side ("64 - 24"): closed up between two
+#   numbers ("1–8", cuda-12-8) it is a range or a name's parts; closed up
+#   between three or more ("64-24-3") it is no range, unless a date;
+# - a slash between exactly two numbers ("24/3"): more ("K = 4 / 16 / 64")
+#   are a list of alternatives.
+# A power ("2^24") is a bound's notation, left to the number check. Read
+# as the check reads the page (a helper's output is one mark) and as the
+# site shows it (where "64 * 3" keeps its star); an expression may wrap
+# after its operator. Two helpers' numbers ("{{ a }}–{{ b }}") are theirs.
 _CARDINALS = "|".join(sorted((
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
     "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million "
@@ -270,20 +235,17 @@ MAX_PROBLEMS = 100
 def problems_in(text: str, allowed: set[float], days: set[int], shown: str, template: str = "") -> list[Diagnostic]:
     out = []
     allowed = set(allowed) | {float(MARK_SENTINEL)}
-    for n, whole in enumerate(lines_as_read(text), 1):
+    read_lines = lines_as_read(text)
+    for n, whole in enumerate(read_lines, 1):
         if len(out) >= MAX_PROBLEMS:
             out.append(Diagnostic(shown, 0, 0, f"more than {MAX_PROBLEMS} typed numbers; fix these first"))
             break
-        numbers = typed(whole, allowed, days, words=True)
-        snippet = " ".join(whole.split()) if numbers else ""
-        snippet = snippet if len(snippet) <= 90 else snippet[:87] + "..."
-        for number in numbers[:MAX_PROBLEMS]:
-            line = _template_line(template, whole, number) or n
-            out.append(Diagnostic(shown, line, 0,
-                                  f"the number {number} is typed into the page ('{snippet}'); take it from the "
-                                  "record, the build or the source with a page helper, or list it in "
-                                  "lesson.toml [page] constants"))
-    read = "\n".join(lines_as_read(text))
+        for number in typed(whole, allowed, days)[:MAX_PROBLEMS]:
+            out.append(Diagnostic(shown, _template_line(template, whole, number) or n, 0, (
+                f"the number {number} is typed into the page ('{claims.said(whole)}'); take it "
+                "from the record, the build or the source with a page helper, or list it in "
+                "lesson.toml [page] constants")))
+    read = "\n".join(read_lines)
     page_lines = text.split("\n")
     said_at: set[int] = set()
     for at, said, operand in arithmetic(read):
@@ -293,12 +255,11 @@ def problems_in(text: str, allowed: set[float], days: set[int], shown: str, temp
         if n not in said_at:  # one expression a line: a chain ("64 - 24 - 3") is named once
             said_at.add(n)
             out.append(_arithmetic_problem(shown, _template_line(template, page_lines[n - 1], operand) or n, said))
-    for n, line in enumerate(text.split("\n"), 1):
-        m = FENCE_RE.match(line)
-        if m and re.search(r"\btitle\s*=", m.group(2)):
-            out.append(Diagnostic(shown, _template_line(template, line, "title") or n, 0,
-                                  "a code block's title shows on the site as text; write it as prose beside the "
-                                  "block"))
+    for n, line in enumerate(page_lines, 1):
+        if (m := FENCE_RE.match(line)) and re.search(r"\btitle\s*=", m.group(2)):
+            out.append(Diagnostic(shown, _template_line(template, line, "title") or n, 0, (
+                "a code block's title shows on the site as text; write it as prose beside the "
+                "block")))
     out += box_problems(text, shown, template)
     cls = _classes(text)
     prose_only = "".join(c if k == PROSE else " " for c, k in zip(text, cls))
@@ -318,20 +279,17 @@ def problems_in(text: str, allowed: set[float], days: set[int], shown: str, temp
     out += claims.claim_problems(text, view, "\x00", shown, line_of)
     for m in HTML_TAG_RE.finditer(prose_only):
         line = text.count("\n", 0, m.start()) + 1
-        tline = _template_line(template, text.split("\n")[line - 1], m.group(0)) or line
+        tline = _template_line(template, page_lines[line - 1], m.group(0)) or line
         out.append(Diagnostic(shown, tline, 0, f"raw HTML ('{text[m.start():m.start() + 40].splitlines()[0]}') in "
                               "the page; write Markdown"))
     return out
 
 
-# A box: an admonition or a collapsible block (`!!!`, `???`, `???+`, which
-# the site's Markdown draws in a quote or a list item too), GitHub's
-# callout (`> [!NOTE]`, drawn where GitHub shows the page), or a tag that
-# draws one or takes the site's classes. The site draws a page's boxes
-# itself, the green "Verified" one from the evidence alone: a typed box
-# could pass for it, and its title is read apart from its body. Looked
-# for in code too, as written and with references decoded: a fence the
-# check reads and the site does not ("~~~ !") shows its lines as Markdown.
+# A box: an admonition or a collapsible block (`!!!`, `???`, also in a
+# quote or a list item), GitHub's callout (`> [!NOTE]`), or a tag that
+# draws one or takes the site's classes: a typed box could pass for the
+# site's "Verified" one. Looked for in code too, references decoded: a
+# fence the check reads and the site does not ("~~~ !") shows as Markdown.
 BOX_RE = re.compile(r"^[ \t>\u00a0\u1680\u2000-\u200b\u202f\u205f\u3000\ufeff\\]*"
                     r"(?:(?:[-*+]|\d{1,9}[.)])[ \t]+[ \t>]*)*(!!!|\?\?\?|\[![A-Za-z]+\])"
                     r"|(<details|<summary)\b|<\w[^>]*\s(class)\s*=", re.I)
@@ -343,20 +301,18 @@ def box_problems(page: str, shown: str, template: str = "") -> list[Diagnostic]:
     typed_text = MARKED_RE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), page)
     out = []
     for n, line in enumerate(typed_text.split("\n"), 1):
-        m = BOX_RE.search(unescaped(line))
-        if m:
-            out.append(Diagnostic(shown, _template_line(template, line, m.group(m.lastindex)) or n, 0,
-                                  f"a box typed into the page ('{line.strip()[:60]}'); the site draws a page's "
-                                  "boxes, the verified one from the evidence alone: write it as prose"))
+        if m := BOX_RE.search(unescaped(line)):
+            at = _template_line(template, line, m.group(m.lastindex)) or n
+            out.append(Diagnostic(shown, at, 0, (
+                f"a box typed into the page ('{line.strip()[:60]}'); the site draws a page's "
+                "boxes, the verified one from the evidence alone: write it as prose")))
     return out
 
 
 # The site's Markdown, as MkDocs builds it (site/build.py's extensions):
-# what the reader sees as prose is what this engine leaves outside <pre>
-# and <code>. The check reads the page with it too, so a line the check's
-# own reading takes for code (a fence the site does not accept, a span
-# the site does not open) cannot carry typed claims or number words to
-# the reader.
+# the check reads the page with it too, so a line its own reading takes
+# for code (a fence or span the site does not open) cannot carry typed
+# claims or number words to the reader.
 SITE_MARKDOWN_EXTENSIONS = ["admonition", "pymdownx.details", "tables", "toc", "pymdownx.highlight",
                             "pymdownx.superfences"]
 _CODE_HTML = re.compile(r"<(pre|code)\b[^>]*>.*?</\1>", re.S | re.I)
@@ -398,12 +354,11 @@ def reader_view_problems(page: str, allowed: set[float], days: set[int], shown: 
         if len(out) >= MAX_PROBLEMS:
             break
         para = DATE_RE.sub(" ", para)  # a citation's date, as the check's own reading allows it
-        read = invisible_dropped(unicodedata.normalize("NFKC", numerals_marked(para.replace("\x00", MARK_SENTINEL))))
+        read = folded(para.replace("\x00", MARK_SENTINEL))
         for at, said, operand in arithmetic(read)[:1]:
             out.append(_arithmetic_problem(shown, _template_line(template, para, operand) or 0, said))
-        for word in typed(read, set(allowed) | {float(MARK_SENTINEL)}, days, words=True)[:MAX_PROBLEMS]:
-            said = " ".join(para.replace("\x00", "").split())
-            said = said if len(said) <= 90 else said[:87] + "..."
+        for word in typed(read, set(allowed) | {float(MARK_SENTINEL)}, days)[:MAX_PROBLEMS]:
+            said = claims.said(para.replace("\x00", ""))
             out.append(Diagnostic(shown, _template_line(template, para, word) or 0, 0,
                                   f"the number {word} reaches the site's page as prose ('{said}'); take it from "
                                   "a page helper"))
@@ -412,12 +367,9 @@ def reader_view_problems(page: str, allowed: set[float], days: set[int], shown: 
 
 def unmeasured_marked(page: str, valid: bool) -> str:
     """A stale page's helpers write *(unmeasured)* in place of their
-    output; it is theirs, so the claim beside it is not typed ("v10 against
-    v9: *(unmeasured)*; the fewer loads did not make it quicker" is the
-    sentence of a helper, as it will be once the day is recorded again).
-    Only a page whose evidence is not valid: a verified page that shows the
-    words is refused by the renderer, so typing them exempts nothing that
-    can be promoted."""
+    output: it is theirs, so a claim beside it is not typed. Only where the
+    evidence is not valid: the renderer refuses a verified page that shows
+    the words, so typing them exempts nothing that can be promoted."""
     if valid:
         return page
     wrapped = marks.MARK_OPEN + UNMEASURED + marks.MARK_CLOSE
@@ -462,7 +414,7 @@ def topic_problems(lesson: Lesson, allowed: set[float], days: set[int]) -> list[
     or a measured number typed there is refused as in a page."""
     topic = lesson.topic
     claim = claims.CLAIM_RE.search(claims.readable(topic)[0])
-    numbers = typed(as_read(topic), allowed, days, words=True)
+    numbers = typed(as_read(topic), allowed, days)
     built = arithmetic(as_read(topic))
     if not claim and not numbers and not built:
         return []
@@ -513,14 +465,11 @@ def _comments(code: str):
 
 
 def snippet_comment_problems(lesson: Lesson, allowed: set[float]) -> list[Diagnostic]:
-    """A snippet is code a page shows as written, and a comment edit keeps
-    the evidence: so a comment in one of the lesson's snippets may not
-    state a measurement (a time, a bandwidth, a speed-up) or a comparison
-    unless it cites the research that measured it (a file of research/
-    that exists: a note, or an experiment's code), or the number is one
-    of the lesson's stated constants. Every snippet of the lesson, not
-    only those a page shows: a page's marks hide which lines are a
-    snippet's, and a snippet is there to be shown."""
+    """A snippet is shown as written, and a comment edit keeps the
+    evidence: so a comment in any of the lesson's snippets (a page's marks
+    hide which lines are a snippet's) states a measurement or a comparison
+    only beside the file of research/ that measured it, or with a number
+    that is one of the lesson's stated constants."""
     from ..sources import snippets
 
     found, _ = snippets.extract(lesson.snippet_files, manifest.ROOT)
@@ -551,5 +500,6 @@ def _cites(text: str) -> bool:
 
 def _allowed(number: str, allowed: set[float]) -> bool:
     raw = number.replace(",", "")
-    values = (float(raw),) if raw[0].isdigit() else word_values(raw)
+    # MEASURED_RE's words are NUMBER_WORDS' keys
+    values = (float(raw),) if raw[0].isdigit() else NUMBER_WORDS[raw.lower()]
     return any(abs(v - a) <= 1e-9 * max(1.0, abs(a)) for v in values for a in allowed)

@@ -84,7 +84,6 @@ def read(page: str) -> Reading:
     prose, before, first_table, section = [], 0, "", "(top)"
     sections: dict[str, int] = {}
     in_fence = None
-    seen_table = False
     for line in part.splitlines():
         fence = re.match(r"^\s*(`{3,}|~{3,})", line)
         if fence:
@@ -93,9 +92,8 @@ def read(page: str) -> Reading:
         if in_fence:
             continue
         stripped = line.strip()
-        if stripped.startswith("|") or stripped.startswith("!["):
-            if not seen_table:
-                seen_table, first_table = True, stripped
+        if stripped.startswith(("|", "![")):
+            first_table = first_table or stripped
             continue
         if stripped.startswith("#"):
             section = stripped.lstrip("#").strip()
@@ -103,7 +101,7 @@ def read(page: str) -> Reading:
             continue
         text = _plain(stripped)
         sections[section] = sections.get(section, 0) + len(INTERVAL.findall(text))
-        if not seen_table:
+        if not first_table:
             before += len(WORD.findall(text))
         prose.append(re.sub(r"^([-*+]|\d+\.)\s+", "", text) if text else "")
     sentences = []

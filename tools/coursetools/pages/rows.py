@@ -3,6 +3,7 @@ and numbers from the promoted record's rows."""
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 
@@ -68,13 +69,12 @@ def provenance_text(records: list[dict] | dict, entry: dict) -> str:
     lesson whose evidence is valid (site/transforms.py)."""
     recs = [records] if isinstance(records, dict) else list(records)
     first, rest = recs[0], recs[1:]
-    e = entry
     text = (f"Built with nvcc {first['toolchain']['nvcc']} at commit `{first['git']['commit'][:12]}`. "
             f"Numbers and charts from {_one_run_text(first)}.")
     if rest:
         text += (" Every word (faster, slower, the same) is the rule's on each GPU, and says where they differ: "
                  + "; ".join(_one_run_text(r) for r in rest) + ".")
-    return text + f" Promoted by {e['promoted_by']} (signed) on {e['promoted_at'][:10]}."
+    return text + f" Promoted by {entry['promoted_by']} (signed) on {entry['promoted_at'][:10]}."
 
 
 class Run:
@@ -85,28 +85,21 @@ class Run:
         self.record = rec
         self.rows = [r for r in ((rec or {}).get("results") or {}).get("rows", []) if isinstance(r, dict)]
         self.gpu = gpu_label(rec)
-        self.known_fields: dict[str, set] = {}
-        for row in self.rows:
-            for k, v in row.items():
-                self.known_fields.setdefault(k, set()).add(v if not isinstance(v, list) else None)
+        self.known_fields = {k for row in self.rows for k in row}
         self.selected: dict[tuple, list[dict]] = {}
         self._index: dict[str, dict] = {}
-        self._margins: dict | None = None
 
-    @property
+    @functools.cached_property
     def margins(self) -> dict:
         """The rule's margin in each timing and band of launch time, as this
         record's same-code pairs resolve it (rule/resolution.py)."""
-        if self._margins is None:
-            self._margins = resolution.margins((self.record or {}).get("results") or {})
-        return self._margins
+        return resolution.margins((self.record or {}).get("results") or {})
 
     def select(self, where: dict) -> list[dict]:
-        if self.rows:
-            for k in where:
-                if k not in self.known_fields:
-                    raise TemplateProblem(f"no row has a field '{k}'; the rows' fields are: "
-                                          f"{', '.join(sorted(self.known_fields))}")
+        unknown = [k for k in where if k not in self.known_fields]
+        if self.rows and unknown:
+            raise TemplateProblem(f"no row has a field '{unknown[0]}'; the rows' fields are: "
+                                  f"{', '.join(sorted(self.known_fields))}")
         try:
             key = tuple(sorted(where.items()))
             hash(key)
@@ -120,21 +113,16 @@ class Run:
         """The rows with every field of `where`, in the record's order,
         through one index per field (a sweep's template selects thousands
         of times)."""
-        if not where:
-            return list(self.rows)
-        picked = None
+        picked = set(range(len(self.rows)))
         for k, v in where.items():
-            index = self._index.get(k)
-            if index is None:
+            if k not in self._index:
                 index = self._index[k] = {}
                 for i, row in enumerate(self.rows):
-                    value = row.get(k)
                     try:
-                        index.setdefault(value, []).append(i)
+                        index.setdefault(row.get(k), []).append(i)
                     except TypeError:  # an unhashable value: never equal to a selector's scalar
                         pass
-            hits = set(index.get(v, ()))  # v is hashable: select() hashed every selector value
-            picked = hits if picked is None else picked & hits
+            picked &= set(self._index[k].get(v, ()))  # v is hashable: select() hashed every value
             if not picked:
                 return []
         return [self.rows[i] for i in sorted(picked)]
@@ -148,9 +136,12 @@ def host_rows(selectors: list[dict]) -> str:
     for sel in selectors:
         for k, v in sel.items():
             by.setdefault(str(k), []).append(str(v))
-    def listed(vs):
-        return vs[0] if len(vs) == 1 else ", ".join(vs[:-1]) + " or " + vs[-1]
-    return "; ".join(f"{k} {listed(vs)}" for k, vs in by.items())
+    return "; ".join(f"{k} {joined(vs, 'or')}" for k, vs in by.items())
+
+
+def joined(parts: list[str], word: str = "and") -> str:
+    """'a', 'a and b', 'a, b and c' (or `word` in place of 'and')."""
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + f" {word} " + parts[-1]
 
 
 class PageRows:
@@ -178,16 +169,11 @@ class PageRows:
         self._known_fields = main.known_fields
         self._verdicts: dict[tuple, cmp.Verdict] = {}
         self._prepared_rows: dict[int, cmp.Prepared] = {}
-        # A timed row's samples by content, for the verdicts' memo: its
-        # record's digest (over the decoded record, which verify checked)
-        # and the row's place in it.
-        self._row_keys: dict[int, str] = {}
-        for run in self._runs:
-            digest = (run.record or {}).get("digest")
-            if isinstance(digest, str) and digest:
-                for i, row in enumerate(run.rows):
-                    if isinstance(row.get("samples_ms"), list):
-                        self._row_keys[id(row["samples_ms"])] = f"{digest}:{i}"
+        # A timed row's samples by content, for the verdicts' memo: its record's
+        # digest (over the decoded record, which verify checked) and its place.
+        self._row_keys = {id(r["samples_ms"]): f"{digest}:{i}" for run in self._runs
+                          if isinstance(digest := (run.record or {}).get("digest"), str) and digest
+                          for i, r in enumerate(run.rows) if isinstance(r.get("samples_ms"), list)}
 
     # -- snippets -------------------------------------------------------
     def snippet(self, name: str) -> str:
@@ -281,15 +267,9 @@ class PageRows:
     def measured(self, field: str, fmt: str = ".3g", **where) -> str:
         """One number from the promoted record's row matching `where`.
         `field` may carry a unit: 'median_ms:us' shows microseconds."""
-        if not self.verified:
-            return UNMEASURED
-        row = self._one(where)
-        if row is None:
-            return UNMEASURED
-        value = self._field(row, field)
-        if value is None:
-            return UNMEASURED
-        return mark(number_format(value, fmt, field))
+        row = self._one(where) if self.verified else None
+        value = None if row is None else self._field(row, field)
+        return UNMEASURED if value is None else mark(number_format(value, fmt, field))
 
     def setting(self, field: str, fmt: str = ",") -> str:
         """A setting the program reported (its grid, its thread count)."""

@@ -43,10 +43,9 @@ class _Loader(jinja2.BaseLoader):
 # (a huge repeat, a runaway loop) is stopped, not allowed to fill a disk.
 MAX_PAGE_CHARS = 4_000_000
 
-# A page renders in well under a second of CPU time; a template that has
-# used this much is a runaway loop (range(100000) inside range(100000)).
-# CPU time, not the clock's: a machine busy with other builds slows an
-# honest render's clock time many times over, never its CPU time.
+# A page renders in well under a second of CPU time; a template that has used
+# this much is a runaway loop. CPU time, not the clock's: a machine busy with
+# other builds slows an honest render's clock time many times over.
 RENDER_SECONDS = 30
 
 # The address space a render may use: the tools need a few hundred MB; a
@@ -136,14 +135,10 @@ _BYTECODE = _MemoryBytecode()
 
 def environment(folder: Path) -> jinja2.sandbox.ImmutableSandboxedEnvironment:
     # optimized=False: Jinja's optimizer folds constant expressions while it
-    # compiles a template, outside the sandbox's checks and before any time
-    # or memory limit would apply to rendering; without it, every
-    # expression is evaluated while rendering, through call_binop above.
-    env = _PageSandbox(loader=_Loader(folder),
-                       undefined=jinja2.StrictUndefined,
-                       keep_trailing_newline=True,
-                       autoescape=False,
-                       optimized=False,
+    # compiles, outside the sandbox's checks and the time and memory limits;
+    # without it, every expression is evaluated through call_binop above.
+    env = _PageSandbox(loader=_Loader(folder), undefined=jinja2.StrictUndefined,
+                       keep_trailing_newline=True, autoescape=False, optimized=False,
                        bytecode_cache=_BYTECODE)
     for name in ("lipsum", "cycler", "joiner", "namespace"):  # nothing a page needs; lipsum(10**7) never
         env.globals.pop(name, None)                          # ends, a namespace grows a string in a loop

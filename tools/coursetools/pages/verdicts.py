@@ -6,15 +6,17 @@ was measured for rows timed together."""
 
 from __future__ import annotations
 
+import collections
 import dataclasses
+import functools
 from pathlib import Path
 
 from ..rule import replication, resolution
-from ..rule import rows as rule_rows
+from ..rule.rows import TWIN
 from ..rule import verdict as cmp
 from .causes import code_span
 from .marks import Lines, TemplateProblem, mark
-from .rows import UNMEASURED
+from .rows import UNMEASURED, joined
 from .formats import number as number_format
 from .. import cache
 
@@ -45,9 +47,6 @@ def _verdict_from(x) -> cmp.Verdict | None:
         return cmp.Verdict(word, ratio, low, high, cmp.Summary(*a), cmp.Summary(*b))
     except (TypeError, ValueError):
         return None
-
-
-TWIN = rule_rows.TWIN
 
 
 def _pct(r: float) -> str:
@@ -82,10 +81,6 @@ class Tally(dict):
 
     def items(self):
         return [(mark(k), v) for k, v in super().items()]
-
-
-def _and(parts: list[str]) -> str:
-    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 class PageVerdicts:
@@ -134,7 +129,7 @@ class PageVerdicts:
         if not met:
             return "falls short of"
         missed = [gpu for gpu, v in vs if v.ratio < target]
-        return mark(f"reaches on {_and(met)}, not on {_and(missed)},")
+        return mark(f"reaches on {joined(met)}, not on {joined(missed)},")
 
     def reaches_count(self, a: dict, b: dict, over: str, values: list, target: float) -> str:
         """At how many of `values` row (a + {over: x}) reaches `target`
@@ -150,25 +145,23 @@ class PageVerdicts:
             hits += all(v.ratio >= target for _, v in vs)
         return mark(f"{hits:,}")
 
+    @functools.cached_property
     def _pair_words(self) -> list[tuple[str, str, str, list[str]]]:
         """(set, a, b, each GPU's word) for every pair the program decided
         but the twins, in the first record's order, where every record has it."""
         if not self.verified or not self._runs:
             return []
-        if getattr(self, "_pairs_memo", None) is not None:
-            return self._pairs_memo
         per_run = [replication.pair_words((run.record or {}).get("results") or {}, widened=True,
                                           verdict=self._rule, margins=run.margins) for run in self._runs]
-        self._pairs_memo = [(k[0], k[1], k[2], [w[k] for w in per_run]) for k in per_run[0]
-                            if all(k in w for w in per_run)]
-        return self._pairs_memo
+        return [(k[0], k[1], k[2], [w[k] for w in per_run]) for k in per_run[0]
+                if all(k in w for w in per_run)]
 
     def agreement(self) -> dict:
         """How many of the pairs the program compares (but the twins) get one
         word on every GPU ('agree'), and how many do not ('differ')."""
         if not self.verified:
             return {"agree": UNMEASURED, "differ": UNMEASURED}
-        pairs = self._pair_words()
+        pairs = self._pair_words
         differ = sum(len(set(ws)) > 1 for *_, ws in pairs)
         return {"agree": mark(f"{len(pairs) - differ:,}"), "differ": mark(f"{differ:,}")}
 
@@ -181,7 +174,7 @@ class PageVerdicts:
         if not self.verified:
             return UNMEASURED
         gpus = [run.gpu for run in self._runs]
-        rows = [(st, a, b, ws) for st, a, b, ws in self._pair_words() if len(set(ws)) > 1]
+        rows = [(st, a, b, ws) for st, a, b, ws in self._pair_words if len(set(ws)) > 1]
         lines = [f"- {code_span(a)} against {code_span(b)} ({code_span(st)}): "
                  + ", ".join(f"{w} on {g}" for w, g in zip(ws, gpus)) for st, a, b, ws in rows[:limit]]
         if len(rows) > limit:
@@ -191,7 +184,9 @@ class PageVerdicts:
     def gpus(self) -> str:
         """The set's GPUs, as the page names them ('GPU 0bbaa9b9 and GPU
         411bc198')."""
-        return mark(_and([run.gpu for run in self._runs])) if self.verified and self._runs else UNMEASURED
+        if not self.verified or not self._runs:
+            return UNMEASURED
+        return mark(joined([run.gpu for run in self._runs]))
 
     def gpu(self, i: int = 0) -> str:
         """The set's i-th GPU ('GPU 0bbaa9b9'); the first is the one the
@@ -211,14 +206,12 @@ class PageVerdicts:
             # rows' places in it name the samples (a fixture has no digest).
             ka, kb = self._row_keys.get(id(sa)), self._row_keys.get(id(sb))
             memo_key = f"{ka}|{kb}" if ka and kb else None
-            saved = _verdict_from(_MEMO.get(memo_key)) if memo_key else None
-            if saved is not None:
-                self._verdicts[key] = saved
-            else:
+            v = _verdict_from(_MEMO.get(memo_key)) if memo_key else None
+            if v is None:
                 v = cmp.verdict_of(self._prepared(sa), self._prepared(sb))
-                self._verdicts[key] = v
                 if memo_key:
                     _MEMO.put(memo_key, _verdict_to(v))
+            self._verdicts[key] = v
         return self._verdicts[key]
 
     def _prepared(self, samples: list) -> cmp.Prepared:
@@ -279,9 +272,7 @@ class PageVerdicts:
     @staticmethod
     def _tally(words) -> dict:
         """Words counted in the rule's order, each count marked."""
-        counts: dict[str, int] = {}
-        for word in words:
-            counts[word] = counts.get(word, 0) + 1
+        counts = collections.Counter(words)
         order = [w for w in cmp.WORDS if w in counts] + [w for w in counts if w not in cmp.WORDS]
         return Tally((k, mark(counts[k])) for k in order)
 
@@ -328,7 +319,7 @@ class PageVerdicts:
         self._values_exist(a, b, over, values)
         said = self._said(a, b, over, gpu)
         hits = [mark(number_format(x, fmt)) for x in values if said(x) == word]
-        return _and(hits) if hits else "no size"
+        return joined(hits) if hits else "no size"
 
     def versus_table(self, a: dict, b: dict, names: list, over: str = "elements",
                      timings: list = ("cold", "batch", "graph"), **where) -> str:
