@@ -82,7 +82,8 @@ def decompress_from_base64(data: str) -> str:
             c = len(dictionary) - 1
             enlarge_in -= 1
         elif c == 2:
-            return b"".join(u.to_bytes(2, "little") for u in result).decode("utf-16-le", "surrogatepass")
+            data = b"".join(u.to_bytes(2, "little") for u in result)
+            return data.decode("utf-16-le", "surrogatepass")
         if enlarge_in == 0:
             enlarge_in, num_bits = 2 ** num_bits, num_bits + 1
         if c < len(dictionary):
