@@ -116,9 +116,8 @@ def _check(value, schema, where: str, problems: list[tuple[str, str]]) -> None:
 
 
 def key_lines(text: str) -> dict[str, int]:
-    """The line of each table header and key of a TOML file, by dotted
-    path with array indices ('review.negative[1].target'), as far as a
-    line scan can tell (keys of inline tables take their key's line)."""
+    """The line of each table header and key of a TOML file by dotted path
+    ('review.negative[1].target'), as far as a line scan can tell."""
     lines: dict[str, int] = {}
     counts: dict[str, int] = {}
     table = ""
@@ -153,29 +152,26 @@ def line_of(lines: dict[str, int], path: str) -> int:
 
 
 def _more_problems(data: dict, variants: tuple[str, ...] | None, problems: list[tuple[str, str]]) -> None:
-    for i, c in enumerate(data.get("page", {}).get("constants", []) or []):
+    """What the schema cannot say, of `data` that has passed it."""
+    review = data.get("review", {})
+    for i, c in enumerate(data.get("page", {}).get("constants", [])):
         if isinstance(c, float) and not math.isfinite(c):
             problems.append((f"page.constants[{i}]", f"is {c}; a constant is a finite number (inf would match "
                              "every number the page states)"))
-    for i, s in enumerate(data.get("review", {}).get("sanitize", []) or []):
-        if isinstance(s, dict) and s.get("tool") not in SANITIZERS:
+    for i, s in enumerate(review.get("sanitize", [])):
+        if s["tool"] not in SANITIZERS:
             problems.append((f"review.sanitize[{i}].tool", f"must be one of: {', '.join(SANITIZERS)}"))
-    for i, s in enumerate(data.get("review", {}).get("negative", []) or []):
-        if not isinstance(s, dict):
-            continue
-        if s.get("expect") not in EXPECTATIONS:
+    for i, s in enumerate(review.get("negative", [])):
+        if s["expect"] not in EXPECTATIONS:
             problems.append((f"review.negative[{i}].expect", f"must be one of: {', '.join(EXPECTATIONS)}"))
-        if variants is not None and isinstance(s.get("target"), str) and s["target"] not in variants:
+        if variants is not None and s["target"] not in variants:
             problems.append((f"review.negative[{i}].target", f"'{s['target']}' is not one of the lesson's variants "
                              f"(its CMakeLists.txt's VARIANTS): {', '.join(variants) or 'none'}"))
-    for i, s in enumerate(data.get("sass", []) or []):
-        if isinstance(s, dict) and not any(s.get(k) for k in ("patterns", "absent", "show")):
+    for i, s in enumerate(data.get("sass", [])):
+        if not any(s.get(k) for k in ("patterns", "absent", "show")):
             problems.append((f"sass[{i}]", "needs 'patterns', 'absent' or 'show': what to check or show"))
-        listed = [(key, k, pat) for key in ("patterns", "absent", "show")
-                  for k, pat in enumerate(s.get(key, []) if isinstance(s, dict) else [])]
-        for key, k, pat in listed:
-            if not isinstance(pat, str):
-                continue
+        for key, k, pat in [(key, k, pat) for key in ("patterns", "absent", "show")
+                            for k, pat in enumerate(s.get(key, []))]:
             where = f"sass[{i}].{key}[{k}]"
             if len(pat) > MAX_PATTERN:
                 problems.append((where, f"is {len(pat)} characters; a pattern holds at most {MAX_PATTERN}"))
@@ -187,9 +183,8 @@ def _more_problems(data: dict, variants: tuple[str, ...] | None, problems: list[
 
 
 def load_lesson_info(path: Path, shown: str, variants: tuple[str, ...] | None = None) -> LessonInfo:
-    """Reads and checks a lesson.toml; a missing file means no knowledge
-    beyond the build's. `variants`: the lesson's declared extra builds, the
-    only targets a negative review step may run."""
+    """A lesson.toml, checked (none: nothing beyond the build's). `variants`:
+    the lesson's extra builds, the only targets a negative review step runs."""
     if not path.exists():
         return LessonInfo()
     from ..fsutil import read_source
