@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import subprocess
+import tempfile
 from pathlib import Path
 
 from ..sources import digest, manifest
@@ -189,9 +191,6 @@ def relink_problems(lesson: Lesson, build: Path) -> list[str]:
     """The executable in bin/ must be exactly what the lesson's link step
     (link.txt), run again, produces byte for byte: a post-build step or a
     copy by hand shows here."""
-    import subprocess
-    import tempfile
-
     folder = Path(build) / lesson.dir
     link = folder / "CMakeFiles" / f"{lesson.target}.dir" / "link.txt"
     binary = Path(build) / "bin" / lesson.target

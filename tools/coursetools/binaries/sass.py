@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -19,7 +20,7 @@ from pathlib import Path
 
 from .. import cache
 from ..errors import SourceError, UsageError, display_path
-from ..sources import constants
+from ..sources import constants, manifest
 
 INTERESTING = re.compile(
     r"SR_CgaCtaId|SR_SWINHI|PRMT|MAPA|\bLD\.E|\bLDS\b|UCGABAR|CGAERRBAR|CCTL|MEMBAR|REDG|ATOM|CLOCK"
@@ -27,8 +28,6 @@ INTERESTING = re.compile(
 
 
 def _tool(name: str) -> str:
-    from ..sources import manifest
-
     for prefix in (Path(sys.prefix), manifest.build_dir() / "venv"):
         for cand in sorted((prefix / "lib").glob(f"python*/site-packages/nvidia/cu*/bin/{name}")):
             return str(cand)
@@ -226,8 +225,6 @@ for pattern, text in json.load(sys.stdin):
 def _matches(jobs: list[tuple[str, str]]) -> tuple[list[bool], int | None]:
     """re.search for each (pattern, text) in a child under a CPU time limit:
     the results, and the index of the job that ran out of time."""
-    import json
-
     try:
         proc = subprocess.run([sys.executable, "-c", _MATCHER, str(PATTERN_SECONDS)], input=json.dumps(jobs),
                               capture_output=True, text=True,

@@ -13,7 +13,9 @@ import re
 import shutil
 import subprocess
 import threading
+import urllib.request
 from pathlib import Path
+from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 from ..errors import EXIT_OK, CourseError, UsageError, display_path
 from ..evidence import state as ev_state
@@ -66,7 +68,6 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def do_GET(self):
         if not self.path.startswith(("/__frame?", "/__pages?")):
             return super().do_GET()
-        from urllib.parse import parse_qs, urlsplit
         q = parse_qs(urlsplit(self.path).query)
         frame = FRAME if self.path.startswith("/__frame?") else PAGES
         body = frame.format(u=html.escape(q["u"][0], quote=True), w=int(q["w"][0]), h=int(q["h"][0]),
@@ -158,8 +159,6 @@ def chart_problems(check: dict, page: Path, width: int) -> list[str]:
 def link_problems(dom: str, url: str, lesson: manifest.Lesson) -> list[str]:
     """Every snippet's link lands on an existing line of the source page,
     and the page links its Compiler Explorer file."""
-    import urllib.request
-
     problems = []
     lines = sorted({int(n) for n in re.findall(r'href="source/#__codelineno-0-(\d+)"', dom)})
     if not lines:
@@ -224,7 +223,6 @@ def _at(base: str, url: str, width: int, height: int) -> tuple[list[str], str]:
     """Chromium's arguments and the address that show `url` `width` px wide."""
     if width >= MIN_WINDOW:
         return [f"--window-size={width},{height}"], url
-    from urllib.parse import quote
     return [f"--window-size={MIN_WINDOW},{height}"], f"{base}/__frame?w={width}&h={height}&u={quote(url, safe='')}"
 
 
@@ -257,7 +255,6 @@ FRAME = """<!doctype html><html><body style="margin:0">
 def pages_checked(chromium: str, base: str, urls: list[str], width: int) -> dict[str, dict]:
     """{url: {"check": the layout check, "dom": the DOM}} of every page at
     `width` (PAGES); a page missing here did not finish its check."""
-    from urllib.parse import urlencode
     address = f"{base}/__pages?" + urlencode({"w": width, "h": 1000}) + "&" + urlencode([("u", u) for u in urls])
     # Virtual time runs while no page loads: a budget a page (each takes tens
     # of virtual ms; this is for a slow machine).

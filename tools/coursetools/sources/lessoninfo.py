@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Diagnostic, SourceError
+from ..fsutil import read_source
 
 LESSON_FILE = "lesson.toml"
 
@@ -187,8 +188,6 @@ def load_lesson_info(path: Path, shown: str, variants: tuple[str, ...] | None = 
     the lesson's extra builds, the only targets a negative review step runs."""
     if not path.exists():
         return LessonInfo()
-    from ..fsutil import read_source
-
     raw = read_source(path, path.parent)  # a regular file in the lesson's folder, not a link out of it
     try:
         text = raw.decode("utf-8")

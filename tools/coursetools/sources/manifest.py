@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 from ..errors import UsageError, display_path
+from . import digest, includes
 from .lessoninfo import LESSON_FILE, LessonInfo, load_lesson_info
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -65,8 +66,6 @@ class Lesson:
     def digest_files(self, build: Path | None = None) -> tuple[str, ...]:
         """What the sources digest covers (digest.py says why), with what the
         compiler read for it in `build` (its dependency output)."""
-        from . import digest, includes
-
         root = ROOT
         found = set(self.sources) | set(header_files(root))
         for folder, keep in ((root / "common", lambda p: True), (root / self.dir, _may_be_included)):
