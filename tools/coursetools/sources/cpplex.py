@@ -112,11 +112,9 @@ def _closed(lit: str) -> bool:
 
 
 def code_tokens(text: str) -> list[str]:
-    """The token stream the sources digest covers: comments and whitespace
-    dropped, literals kept whole, line continuations joined. Preprocessor
-    directives keep their line structure (a newline token ends each), and
-    a #define's name is joined to a `(` right after it, since
-    `#define F(x)` and `#define F (x)` mean different things."""
+    """The tokens the sources digest covers: comments and whitespace dropped,
+    a newline token ending each directive, and a #define's name joined to a
+    `(` right after it (`#define F(x)` and `#define F (x)` differ)."""
     out: list[str] = []
     append = out.append
     in_directive, at_line_start, words = False, True, 0

@@ -1,11 +1,7 @@
-"""House rules no compiler checks.
-
-  one header   every lesson includes common/course.cuh (and none of its
-               parts directly), and none defines CUDA_CHECK or timeKernel
-               itself: there is one copy of each. common/ holds course.cuh
-               and its parts under common/course/, nothing else.
-  format       clang-format (the pinned wheel) agrees with every source.
-"""
+"""House rules no compiler checks: every lesson includes common/course.cuh
+(none of its parts), none defines CUDA_CHECK or timeKernel itself, common/
+holds the header and nothing else; and the pinned clang-format agrees with
+every source."""
 
 from __future__ import annotations
 

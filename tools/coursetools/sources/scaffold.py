@@ -1,11 +1,7 @@
 """`course new dayNN_topic`: a new day that builds, renders as UNVERIFIED
-and passes every test at once.
-
-It writes the lesson's folder and nothing else: the program in the house
-shape (a checked kernel, timed cold, batch and graph, its results as JSON),
-its CMakeLists.txt (the one course_add_lesson() call), its page template
-and its lesson.toml. lessons/CMakeLists.txt finds the folder, and the
-build adds the day to the README's table and to the site.
+and passes every test at once. It writes the lesson's folder alone (the
+program in the house shape, its CMakeLists.txt, page template and
+lesson.toml); lessons/CMakeLists.txt finds it.
 """
 
 from __future__ import annotations

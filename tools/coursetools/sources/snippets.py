@@ -1,22 +1,13 @@
 """The snippet extractor: `// snippet: NAME` ... `// end snippet` regions.
 
-Rules:
-  - markers are whole-line `//` comments in code: `// snippet: NAME` opens,
-    `// end snippet` closes the innermost region, `// end snippet: NAME`
-    closes it and must name it;
-  - names are lower-case letters, digits and single hyphens, at most 64
-    characters (an artifact's file name is NAME.md);
-  - regions nest, and marker lines never appear in any artifact;
-  - names are unique in the course (every lesson's sources and the shared
-    header): a page's snippet("NAME") names one place;
-  - CRLF sources extract exactly like LF ones; a UTF-8 byte-order mark is
-    allowed; a NUL byte is an error.
-
-What looks like a marker but is not one (`//snippet:x`, `// snipet: x`,
-`// Snippet: x`, a marker in a `/* */` comment or after code, a bad name)
-is an error, never skipped silently. Text inside a string literal, raw
-strings included, is data: a marker-like line there is neither a marker
-nor an error.
+Markers are whole-line `//` comments in code; `// end snippet` closes the
+innermost region, `// end snippet: NAME` must name it. Names (NAME_RE,
+MAX_NAME; a file name, NAME.md) are unique in the course, so a page's
+snippet("NAME") names one place. Regions nest; marker lines appear in no
+artifact. CRLF extracts like LF; a byte-order mark is allowed, a NUL not.
+What looks like a marker but is not one (`//snippet:x`, `// snipet: x`, a
+marker in a `/* */` comment or after code, a bad name) is an error, never
+skipped; a marker-like line inside a string literal is data.
 """
 
 from __future__ import annotations
@@ -323,9 +314,8 @@ def duplicates(found: list[Snippet]) -> list[Diagnostic]:
 
 
 def course_wide(found: list[Snippet], others: list[str], root: Path) -> list[Diagnostic]:
-    """`found`'s names against the rest of the course's sources (`others`),
-    each read once and parsed only where it holds a marker of one of them;
-    a clash is named at `found`'s place (the lesson being checked)."""
+    """`found`'s names against the rest of the course's sources, each parsed
+    only where it holds one of their markers; a clash is named at `found`'s."""
     markers = [f"// snippet: {s.name}".encode() for s in found]
     pool = []
     for p in others:
