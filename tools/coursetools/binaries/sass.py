@@ -22,9 +22,8 @@ from .. import cache
 from ..errors import SourceError, UsageError, display_path
 from ..sources import constants, manifest
 
-INTERESTING = re.compile(
-    r"SR_CgaCtaId|SR_SWINHI|PRMT|MAPA|\bLD\.E|\bLDS\b|UCGABAR|CGAERRBAR|CCTL|MEMBAR|REDG|ATOM|CLOCK"
-)
+INTERESTING = re.compile(r"SR_CgaCtaId|SR_SWINHI|PRMT|MAPA|\bLD\.E|\bLDS\b|UCGABAR|CGAERRBAR|CCTL"
+                         r"|MEMBAR|REDG|ATOM|CLOCK")
 
 
 def _tool(name: str) -> str:

@@ -85,9 +85,8 @@ def page_problems(dom: str, lesson: manifest.Lesson, state_valid: bool) -> list[
     title = re.sub(r"<[^>]+>", "", h1.group(1)).strip() if h1 else ""
     if f"Day {lesson.day}" not in title:
         problems.append(f"title: expected 'Day {lesson.day}' in the page's h1, found {title!r}")
-    if not re.search(r'class="language-cuda highlight"|class="highlight"[^>]*>\s*<pre', dom) or not re.search(
-        r'<span class="(k|kt|nf|n)">', dom
-    ):
+    block = r'class="language-cuda highlight"|class="highlight"[^>]*>\s*<pre'
+    if not re.search(block, dom) or not re.search(r'<span class="(k|kt|nf|n)">', dom):
         problems.append("no highlighted CUDA code block")
     unverified = 'class="admonition unverified"' in dom
     verified = 'class="admonition verified"' in dom and "Numbers and charts from run" in dom

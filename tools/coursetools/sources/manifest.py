@@ -201,22 +201,19 @@ def load(path: Path | None = None) -> list[Lesson]:
         # architectures (whatever this build chose) and the day's libraries.
         flags = nvcc_flags(d["target"], d["min_cc"], d["course_architectures"])
         libs = "".join(f" -l{x}" for x in d.get("libraries", []))  # after the sources, as a linker reads them
-        lessons.append(
-            Lesson(
-                target=d["target"], day=int(d["day"]), topic=d["topic"], dir=d["dir"],
-                min_cc=d["min_cc"], sources=tuple(d["sources"]), binary=d["binary"],
-                compile_command=f"nvcc {flags} -I common -o {d['target']} {' '.join(d['sources'])}{libs}",
-                build_command=d["build_command"],
-                run_command=d["run_command"], test_args=tuple(d.get("test_args", [])),
-                nvcc_flags=flags, built=bool(d.get("built", True)), libraries=tuple(d.get("libraries", [])),
-                architectures=tuple(d.get("architectures", [])),
-                variants=tuple(d.get("variants", [])), timeline_target=d.get("timeline_target", ""),
-                nvbench_target=str(d.get("nvbench_target", "")),
-                extra_flags=tuple(d.get("extra_flags", [])),
-                info=load_lesson_info(ROOT / d["dir"] / LESSON_FILE, f"{d['dir']}/{LESSON_FILE}",
-                                      tuple(d.get("variants", []))),
-            )
-        )
+        command = f"nvcc {flags} -I common -o {d['target']} {' '.join(d['sources'])}{libs}"
+        lessons.append(Lesson(
+            target=d["target"], day=int(d["day"]), topic=d["topic"], dir=d["dir"],
+            min_cc=d["min_cc"], sources=tuple(d["sources"]), binary=d["binary"],
+            compile_command=command, build_command=d["build_command"], run_command=d["run_command"],
+            nvcc_flags=flags, test_args=tuple(d.get("test_args", [])),
+            built=bool(d.get("built", True)), libraries=tuple(d.get("libraries", [])),
+            extra_flags=tuple(d.get("extra_flags", [])), variants=tuple(d.get("variants", [])),
+            architectures=tuple(d.get("architectures", [])),
+            timeline_target=d.get("timeline_target", ""),
+            nvbench_target=str(d.get("nvbench_target", "")),
+            info=load_lesson_info(ROOT / d["dir"] / LESSON_FILE, f"{d['dir']}/{LESSON_FILE}",
+                                  tuple(d.get("variants", [])))))
     _refuse_stale(path, lessons)
     return sorted(lessons, key=lambda l: l.day)
 

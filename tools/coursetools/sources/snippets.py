@@ -240,10 +240,8 @@ def parse_source(path: str, data: bytes) -> tuple[list[Snippet], list[Diagnostic
             region.content.append((n, line))
 
     for region in stack:
-        diags.append(
-            Diagnostic(path, region.line, region.col,
-                       f"snippet '{region.name}' is never closed; expected '// end snippet' before the end of the file")
-        )
+        diags.append(Diagnostic(path, region.line, region.col, f"snippet '{region.name}' is never "
+                                "closed; expected '// end snippet' before the end of the file"))
     return snippets, diags
 
 
@@ -265,10 +263,8 @@ def _close(path, n, m_close, stack, snippets, diags) -> None:
 
 def _finish(path: str, region: _Open, out: list[Snippet], diags: list[Diagnostic]) -> None:
     if not any(s.strip() for _, s in region.content):
-        diags.append(
-            Diagnostic(path, region.line, region.col,
-                       f"snippet '{region.name}' is empty; expected at least one line of code between its markers")
-        )
+        diags.append(Diagnostic(path, region.line, region.col, f"snippet '{region.name}' is empty; "
+                                "expected at least one line of code between its markers"))
         return
     lines = _dedent(path, region.content, diags)
     if lines is None:
