@@ -43,8 +43,7 @@ def _include_problems(rsp: Path, cuda_root: Path, root: Path) -> list[str]:
 
 
 def compile_extras(lesson: Lesson, build: Path, root: Path | None = None) -> list[str]:
-    """Every token of the lesson's timed-target compile commands beyond the
-    course's own."""
+    """Every token of the lesson's compile commands beyond the course's own."""
     root = Path(root or manifest.ROOT)
     path = Path(build) / "compile_commands.json"
     if not path.exists():
@@ -142,8 +141,7 @@ LINKERS = {"g++", "c++", "clang++", "nvcc"}
 
 def link_extras(lesson: Lesson, build: Path, cuda_root: Path | None = None) -> list[str]:
     """Every token of the lesson's link command (link.txt and the response
-    files it names) beyond the course's own: a linker, the lesson's own
-    objects, the CUDA runtime's libraries and folders, the output."""
+    files it names) beyond the course's own."""
     folder = Path(build) / lesson.dir / "CMakeFiles" / f"{lesson.target}.dir"
     link = folder / "link.txt"
     if not (Path(build) / "compile_commands.json").exists() or not link.exists():
@@ -231,8 +229,7 @@ LESSON_BUILD_FILE_RE = re.compile(r"lessons/[^/]+/CMakeLists\.txt")
 
 
 def _quoted_list(text: str, name: str) -> list[str] | None:
-    """The quoted arguments of `set(NAME ...)` in a file CMake generated,
-    unescaped (None: no such set())."""
+    """The quoted arguments of `set(NAME ...)`, unescaped (None: no such set())."""
     m = re.search(r"^set\(" + re.escape(name) + r"\n(.*?)^  \)", text, re.M | re.S)
     if not m:
         return None

@@ -54,8 +54,7 @@ def _demangled(names: tuple[str, ...]) -> dict[str, str]:
 
 
 def _base_name(signature: str) -> str:
-    """A signature's unqualified function name: 'reduceBlock' from
-    'void reduceBlock<(Tail)0>(const float *, ...)'."""
+    """'reduceBlock' from 'void reduceBlock<(Tail)0>(const float *, ...)'."""
     head = signature.split("(")[0] if not signature.startswith("(") else signature
     depth, name = 0, ""
     for ch in head:
@@ -99,8 +98,7 @@ def _plain_arg(arg: str) -> str:
 
 
 def _casts(enums: dict[str, int] | None) -> dict[str, str]:
-    """Each enumerator as a demangled template argument spells it:
-    'Chase::RemotePtx' as '(Chase)2'."""
+    """Each enumerator as a demangled template argument: '(Chase)2'."""
     return {name: f"({name.split('::')[0]}){value}" for name, value in (enums or {}).items()}
 
 
@@ -188,8 +186,7 @@ def _dump_now(binary: Path, arch: int | None = None) -> dict[str, list[str]]:
 
 def excerpt(binary: Path, kernel: str, max_lines: int, show: list[str] | None = None,
             enums: dict[str, int] | None = None, arch: int | None = None) -> list[str]:
-    """A kernel's instructions matching `show`, else INTERESTING: each
-    distinct shape once, in order."""
+    """A kernel's instructions matching `show` (else INTERESTING), each shape once."""
     fns = dump(Path(binary), arch)
     found = kernels_named(fns, kernel, enums)
     if not found:

@@ -30,8 +30,7 @@ def find_chromium() -> str | None:
 
 
 def ensure_chromium() -> str | None:
-    """Chromium, or Debian's package installed as the README's setup says
-    (apt-get, as root), or None."""
+    """Chromium, else Debian's package installed as the README says, else None."""
     found = find_chromium()
     if found or os.geteuid() != 0 or not shutil.which("apt-get"):
         return found
@@ -156,8 +155,7 @@ def chart_problems(check: dict, page: Path, width: int) -> list[str]:
 
 
 def link_problems(dom: str, url: str, lesson: manifest.Lesson) -> list[str]:
-    """Every snippet's link lands on an existing line of the source page,
-    and the page links its Compiler Explorer file."""
+    """Snippet links land on existing source lines; the Compiler Explorer links hold."""
     problems = []
     lines = sorted({int(n) for n in re.findall(r'href="source/#__codelineno-0-(\d+)"', dom)})
     if not lines:

@@ -66,8 +66,7 @@ NOTE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\.md")
 
 
 def read_input(path: Path) -> str:
-    """A site input's text (read_source refuses a link out of the
-    repository, a FIFO or a device)."""
+    """A site input's text (read_source refuses a link out, a FIFO, a device)."""
     try:
         return read_source(path, manifest.ROOT).decode("utf-8")
     except UnicodeDecodeError:
@@ -235,8 +234,7 @@ def _sync(work: Path, files: dict[str, str | bytes]) -> None:
 
 
 def hook_environment(**extra: str) -> dict:
-    """MkDocs' environment: the site's hook imports the course's tools
-    from this very tree."""
+    """MkDocs' environment: the site's hook imports the tools of this tree."""
     tools = str(Path(__file__).resolve().parents[2])
     old = os.environ.get("PYTHONPATH")
     return {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONPATH": tools + (os.pathsep + old if old else ""), **extra}

@@ -21,8 +21,7 @@ def front_matter(sources: list[str]) -> str:
 
 
 def header_page(rel: str) -> str:
-    """The site page of a header file: common/course/launch.cuh ->
-    header/course-launch.md."""
+    """common/course/launch.cuh -> header/course-launch.md."""
     return "header/" + rel[len("common/"):].replace("/", "-").removesuffix(".cuh") + ".md"
 
 

@@ -124,8 +124,7 @@ def _snapshot_file() -> Path:
 
 
 def on_save(root: Path, out: Path) -> None:
-    """Before each of MkDocs' rebuilds while serving: the pages the watched
-    files changed since the last render can alter, rendered again."""
+    """Before each of MkDocs' rebuilds: render what the changed files can alter."""
     path = _snapshot_file()
     try:
         before = json.loads(path.read_text(encoding="utf-8"))

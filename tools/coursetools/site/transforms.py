@@ -204,8 +204,7 @@ def fenced_code(code: str) -> str:
 
 
 def problems_box(problems: list[str]) -> str:
-    """A red box atop a served page with the last save's problems, as code
-    (escaped, whatever a diagnostic quotes)."""
+    """A red box atop a served page with the last save's problems, as code."""
     lines = [" ".join(str(p).split())[:300] for p in problems[:20]]
     more = len(problems) - len(lines)
     body = "\n".join(f"        {line}" for line in lines + ([f"... and {more} more"] if more > 0 else []))

@@ -87,8 +87,7 @@ class Splice(ValueError):
 
 @functools.lru_cache(maxsize=64)  # by text: a state check reads every lesson's files again
 def without_comments(text: str) -> str:
-    """`text` with each comment replaced by the newlines it held, so that
-    what is left is the code, on the lines it was on."""
+    """`text` with each comment replaced by the newlines it held."""
     return "".join(t.text if t.kind not in ("line_comment", "block_comment") else "\n" * t.text.count("\n")
                    for t in tokens(text))
 

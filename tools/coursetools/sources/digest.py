@@ -108,8 +108,7 @@ def tokens_of(rel: str, text: str) -> list[str]:
 
 @functools.lru_cache(maxsize=256)  # by content: a state check digests every lesson's files again
 def file_digest(data: bytes, shown: str = "<source>") -> str:
-    """SHA-256 over the file's tokens; SourceError where it cannot be read
-    as tokens unambiguously."""
+    """SHA-256 over the file's tokens (SourceError: none can be read)."""
     joined = "\x1f".join(tokens_of(shown, _text(data, shown)))
     return hashlib.sha256(joined.encode("utf-8", errors="surrogateescape")).hexdigest()
 

@@ -26,8 +26,7 @@ _CMAKE_UNQUOTED = re.compile(r'(?:[^\s()#"\\]|\\.)+', re.S)
 
 
 def cmake_tokens(text: str) -> list[str]:
-    """CMake's tokens (cmake-language(7)): bracket and line comments
-    dropped; parentheses, quoted, bracket and unquoted arguments."""
+    """CMake's tokens (cmake-language(7)), comments dropped."""
     return [tok for tok, _ in cmake_tokens_at(text)]
 
 
@@ -97,8 +96,7 @@ _TOML_PUNCT = re.compile(r"[\[\]{}=,]|[^\s\[\]{}=,\"'#]+")
 
 
 def toml_tokens(text: str) -> list[str]:
-    """TOML's tokens: the four string forms whole, `#` comments dropped,
-    `[ ] { } = ,` apart."""
+    """TOML's tokens: the four string forms whole, `#` comments dropped."""
     out: list[str] = []
     i, n = 0, len(text)
     while i < n:
@@ -121,8 +119,7 @@ def toml_tokens(text: str) -> list[str]:
 
 
 def json_tokens(text: str) -> list[str]:
-    """A JSON document as one canonical token (keys sorted): its meaning,
-    not its layout."""
+    """A JSON document as one canonical token: its meaning, not its layout."""
     try:
         data = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as e:

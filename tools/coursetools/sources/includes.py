@@ -131,8 +131,7 @@ def followed(start, root: Path) -> set[str]:
 
 
 def _depfile_paths(text: str) -> list[str]:
-    """The prerequisites of a Makefile-style dependency file: what follows
-    each rule's colon, never the targets."""
+    """A Makefile-style dependency file's prerequisites, never its targets."""
     text = text.replace("\\\n", " ")
     out = []
     for line in text.split("\n"):

@@ -96,8 +96,7 @@ def _may_be_included(rel: Path) -> bool:
 
 
 def build_dir() -> Path:
-    """COURSE_BUILD_DIR, else build/, else the student preset's
-    build-student/ where only it has been configured."""
+    """COURSE_BUILD_DIR, else build/, else build-student/ where only it is configured."""
     if "COURSE_BUILD_DIR" in os.environ:
         return Path(os.environ["COURSE_BUILD_DIR"])
     main, student = ROOT / "build", ROOT / "build-student"

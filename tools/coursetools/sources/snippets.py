@@ -278,8 +278,7 @@ def _finish(path: str, region: _Open, out: list[Snippet], diags: list[Diagnostic
 
 
 def extract(paths: list[str], root: Path) -> tuple[list[Snippet], list[Diagnostic]]:
-    """Every file of one lesson (regular files inside `root`, which names
-    them) parsed, with duplicate names among them."""
+    """One lesson's files (inside `root`, which names them) parsed, and their duplicates."""
     root = Path(root).resolve()
     found: list[Snippet] = []
     diags: list[Diagnostic] = []

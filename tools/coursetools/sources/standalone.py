@@ -21,8 +21,7 @@ PRAGMA_RE = re.compile(r"^#pragma once[ \t]*\r?\n", re.MULTILINE)
 
 
 def _inlined(rel: str, seen: set[str]) -> str:
-    """common/`rel` with its parts inlined, each only the first time it is
-    met (what #pragma once does)."""
+    """common/`rel`, each part inlined where first met (as #pragma once does)."""
     text = read_source(manifest.ROOT / "common" / rel, manifest.ROOT).decode("utf-8")
     text = PRAGMA_RE.sub("", text, count=1)
     out, last = [], 0
