@@ -87,14 +87,9 @@ _HTML_OPEN = re.compile(r"^ {0,3}<([A-Za-z][A-Za-z0-9-]*)")
 
 def _fence_end(lines: list[str], i: int) -> int:
     """The index after the fence that opens at lines[i] closes (or len(lines))."""
-    mark = _FENCE.match(lines[i]).group(1)
-    i += 1
-    while i < len(lines):
-        m = _FENCE.match(lines[i])
-        if m and m.group(1)[0] == mark[0] and len(m.group(1)) >= len(mark) and not lines[i].strip().strip(mark[0]):
-            return i + 1
-        i += 1
-    return i
+    fence = _FENCE.match(lines[i]).group(1)
+    closes = (j + 1 for j in range(i + 1, len(lines)) if snippets.fence_step(fence, lines[j])[1])
+    return next(closes, len(lines))
 
 
 def _blocks(lines: list[str]) -> list[tuple[str, list[str]]]:
