@@ -47,9 +47,8 @@ def compile_extras(lesson: Lesson, build: Path, root: Path | None = None) -> lis
     root = Path(root or manifest.ROOT)
     path = Path(build) / "compile_commands.json"
     if not path.exists():
-        # A generator that writes none (Visual Studio, Xcode): nothing to
-        # read. CI's configure always writes it; a target left out of it
-        # while the file exists is a problem below.
+        # A generator that writes none (Visual Studio, Xcode); CI's always
+        # does, and a target left out of it is a problem below.
         return []
     try:
         entries = json.loads(path.read_text(encoding="utf-8"))
@@ -219,9 +218,8 @@ def relink_problems(lesson: Lesson, build: Path) -> list[str]:
     return []
 
 
-# What CMake itself writes into a build folder and reads back at every
-# configure: the cache, the compilers and system it detected, the globs it
-# verifies. Nothing else there is an input a course build reads.
+# What CMake writes into a build folder and reads back at every configure
+# (the cache, what it detected, the globs it verifies): nothing else there.
 GENERATED_INPUT_RE = re.compile(r"CMakeCache\.txt"
                                 r"|CMakeFiles/\d+\.\d+\.\d+[^/]*/CMake(?:System|[A-Za-z]+Compiler)\.cmake"
                                 r"|CMakeFiles/VerifyGlobs\.cmake|CMakeFiles/cmake\.verify_globs")

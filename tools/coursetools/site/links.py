@@ -7,9 +7,8 @@ from __future__ import annotations
 import json
 import re
 
-# The front matter key that tells the hook a page is a lesson's, and which
-# source files its snippets link to (their order numbers the source page's
-# code blocks).
+# The front matter key that names a lesson page's source files, whose order
+# numbers the source page's code blocks.
 SOURCES_KEY = "course_sources"
 
 LINK_RE = re.compile(r"\]\((?P<target>[^)\s]+)\)")

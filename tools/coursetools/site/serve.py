@@ -80,9 +80,8 @@ def rebuild(out: Path, changed: set[str] | None = None, quiet: bool = False) -> 
         try:
             states = ev_state.load(lessons)
         except EvidenceError:
-            # The evidence's state is missing or older than the sources (a
-            # change of code): written again as the build writes it, in a
-            # process of its own (serve runs no verification itself).
+            # Missing or older than the sources: written again as the build
+            # writes it, in a process of its own (serve verifies nothing).
             refresh_state()
             states = ev_state.load(lessons)
         # One read of the state for the pages and the site's sources both.

@@ -22,9 +22,8 @@ from .digest import INCLUDE_RE
 
 # A directive whose file name is neither "..." nor <...>: a macro.
 COMPUTED_RE = re.compile(r'^[ \t]*(?:#|%:)[ \t]*(?:include|include_next|import)\b[ \t]*(?=[^<" \t\n])(\S+)', re.M)
-# Where a toolchain lives: the compiler's and the system's headers. A
-# file the compiler read from anywhere else outside the repository is not
-# something a record can vouch for.
+# Where a toolchain lives; a file the compiler read from anywhere else
+# outside the repository is not something a record can vouch for.
 TOOLCHAIN_PREFIXES = ("/usr/", "/opt/", "/lib/", "/lib64/")
 
 

@@ -19,9 +19,8 @@ from ..fsutil import read_source
 
 LESSON_FILE = "lesson.toml"
 
-# Each key: its type, and for lists, the type of their items. Tables of
-# tables are described by nested dicts; a dict value of `str` names a
-# table of any keys with string or whole-number values (a row selector).
+# Each key's type (a list's: list and its items'); tables are nested dicts,
+# arrays of tables one-item lists, and _ROW a table of row fields.
 _ARGS = (list, str)
 _ROW = "row selector"
 LESSON_SCHEMA: dict[str, Any] = {
@@ -31,24 +30,20 @@ LESSON_SCHEMA: dict[str, Any] = {
                "negative": [{"target": str, "args": _ARGS, "expect": str, "why": str}]},
     "profile": {"metrics": [{"name": str, "why": str}], "runs": [{"args": _ARGS}]},
     "timeline": {"args": _ARGS},
-    # A kernel, by its name in the source (reduceV9; a template's name takes
-    # every instance), one instance as the source spells it
-    # (latencyChase<Chase::RemotePtx>) or mangled: the instructions that
-    # must be in its machine code, those that must not, and those its page
-    # shows.
+    # A kernel (reduceV9, every instance of a template; one instance as the
+    # source spells it, latencyChase<Chase::RemotePtx>; or mangled): the
+    # instructions its machine code must hold, must not, and its page shows.
     "sass": [{"kernel": str, "patterns": _ARGS, "absent": _ARGS, "show": _ARGS, "why": str}],
-    # The day's headline rows as nvbench benchmarks (the lesson's NVBENCH
-    # file): the arguments the record runs it with, each nvbench axis named
-    # as the course row field it matches, and the course rows' other fields.
+    # The day's headline rows as nvbench benchmarks (its NVBENCH file): the
+    # record's arguments, each axis as the row field it matches, the rest.
     "nvbench": {"args": _ARGS, "axes": _ROW, "rows": _ROW},
 }
 OPTIONAL = {"why", "host_bound", "patterns", "absent", "show"}
 SANITIZERS = ("memcheck", "racecheck", "synccheck", "initcheck")
 EXPECTATIONS = ("fault", "report")
-# A [[sass]] pattern is a regular expression run over a kernel's machine
-# code. Python's engine backtracks, so a pattern may be exponential on a
-# long kernel ("(.*.*)*X"); `course sass` runs them under a time limit, and
-# here they are held to a length no expectation needs more than.
+# Python's regular expressions backtrack, so a [[sass]] pattern may be
+# exponential on a long kernel ("(.*.*)*X"): `course sass` runs them under a
+# time limit, and here they are held to a length no expectation needs.
 MAX_PATTERN = 200
 
 

@@ -85,9 +85,8 @@ class Lesson:
         return int(major), int(minor)
 
 
-# A lesson folder's files that no compiler reads: the page and its
-# template, the charts, notes. (Its CMakeLists.txt and lesson.toml are
-# digested as what they are: the build's and the tools' declarations.)
+# A lesson folder's files no compiler reads (its CMakeLists.txt and
+# lesson.toml are digested as what they are, declarations).
 NOT_INCLUDED = ("README.md", "README.md.j2", LESSON_FILE, "CMakeLists.txt")
 
 
@@ -111,9 +110,8 @@ _STRING_LISTS = ("sources", "test_args", "architectures", "course_architectures"
                  "extra_flags")
 
 
-# CMake's CUDA_ARCHITECTURES entries (a build may also name "native",
-# "all" or "all-major") and the toolkit's library names, as a page's
-# command may show them.
+# CMake's CUDA_ARCHITECTURES entries (a build may also name "native", "all"
+# or "all-major") and the toolkit's library names, as a page may show them.
 ARCH_RE = re.compile(r"\d{2,3}a?(?:-real|-virtual)?")
 LIBRARY_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,40}")
 
