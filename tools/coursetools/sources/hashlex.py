@@ -105,14 +105,10 @@ def toml_tokens(text: str) -> list[str]:
             i += 1
         elif c == "#":
             i = _line_end(text, i)
-        elif c in "\"'":
-            m = _TOML_STRING.match(text, i)
+        else:  # _TOML_PUNCT matches whatever else comes
+            m = (_TOML_STRING if c in "\"'" else _TOML_PUNCT).match(text, i)
             if m is None:
                 raise Unreadable("a string that never closes", _line(text, i))
-            out.append(m.group(0))
-            i = m.end()
-        else:
-            m = _TOML_PUNCT.match(text, i)
             out.append(m.group(0))
             i = m.end()
     return out
