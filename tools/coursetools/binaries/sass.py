@@ -58,11 +58,8 @@ def _base_name(signature: str) -> str:
     head = signature.split("(")[0] if not signature.startswith("(") else signature
     depth, name = 0, ""
     for ch in head:
-        if ch == "<":
-            depth += 1
-        elif ch == ">":
-            depth -= 1
-        elif depth == 0:
+        depth += (ch == "<") - (ch == ">")
+        if depth == 0 and ch not in "<>":
             name += ch
     return name.split("::")[-1].split()[-1] if name.split() else name
 
@@ -73,23 +70,16 @@ def _template_args(signature: str) -> list[str] | None:
     ['(Tail)0', '256']), or None for a function that is no template's."""
     if "<" not in signature.split("(")[0]:  # none before the parameters (or a "(Enum)0" argument)
         return None
-    start = signature.find("<")
     depth, args, cur = 0, [], ""
-    for ch in signature[start:]:
-        if ch == "<":
-            depth += 1
-            if depth == 1:
-                continue
-        elif ch == ">":
-            depth -= 1
-            if depth == 0:
-                args.append(cur)
-                break
-        elif ch == "," and depth == 1:
+    for ch in signature[signature.find("<"):]:
+        depth += (ch == "<") - (ch == ">")
+        if depth == 0 or (depth == 1 and ch == ","):
             args.append(cur)
             cur = ""
-            continue
-        cur += ch
+            if depth == 0:
+                break
+        elif not (depth == 1 and ch == "<"):
+            cur += ch
     return [_plain_arg(a) for a in args]
 
 
