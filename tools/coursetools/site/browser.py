@@ -107,13 +107,10 @@ ID_RE = re.compile(r'\bid="([^"]+)"')
 def broken_links(site: Path) -> list[str]:
     """Every link and image inside the built site that lands nowhere: a
     missing file or a missing #anchor. External links are not followed."""
-    ids: dict[Path, set[str]] = {}
-
+    @functools.lru_cache(maxsize=None)
     def anchors(page: Path) -> set[str]:
-        if page not in ids:
-            text = page.read_text(encoding="utf-8", errors="replace") if page.suffix == ".html" else ""
-            ids[page] = set(ID_RE.findall(text))
-        return ids[page]
+        text = page.read_text(encoding="utf-8", errors="replace") if page.suffix == ".html" else ""
+        return set(ID_RE.findall(text))
 
     problems = []
     for page in sorted(site.rglob("*.html")):
@@ -176,8 +173,7 @@ def link_problems(dom: str, url: str, lesson: manifest.Lesson) -> list[str]:
             problems.append("no Open in Compiler Explorer link")
         else:
             link = html.unescape(m.group(1))
-            source, _, _ = explorer.decode(link)
-            if source != standalone.explorer_text(lesson):
+            if explorer.decode(link)[0] != standalone.explorer_text(lesson):
                 problems.append("the Compiler Explorer link does not carry the single-file program (the site was "
                                 "built from older sources; run: cmake --build --preset course)")
             if len(link) > explorer.MAX_LINK:
