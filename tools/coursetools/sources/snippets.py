@@ -204,32 +204,29 @@ def parse_source(path: str, data: bytes) -> tuple[list[Snippet], list[Diagnostic
         else:
             line_comments = comments.get(n, [])
             whole_line = (n not in code_lines and len(line_comments) == 1 and line_comments[0].kind == "line_comment")
-            if whole_line:
-                m_open = OPEN_RE.match(line)
-                m_close = None if m_open else CLOSE_RE.match(line)
-                if m_open:
-                    name = m_open.group("name")
-                    col = len(m_open.group("indent")) + 1
-                    if len(name) > MAX_NAME:
-                        diags.append(Diagnostic(path, n, col, f"snippet name is {len(name)} characters long; expected at most {MAX_NAME}"))
-                        continue
-                    if len(stack) >= MAX_DEPTH:
-                        diags.append(Diagnostic(path, n, col, f"snippet '{name}' would be region {len(stack) + 1} "
-                                                f"open at once; expected at most {MAX_DEPTH} nested regions"))
-                        continue
+            if whole_line and (m_open := OPEN_RE.match(line)):
+                name = m_open.group("name")
+                col = len(m_open.group("indent")) + 1
+                if len(name) > MAX_NAME:
+                    diags.append(Diagnostic(path, n, col, f"snippet name is {len(name)} characters "
+                                            f"long; expected at most {MAX_NAME}"))
+                elif len(stack) >= MAX_DEPTH:
+                    diags.append(Diagnostic(path, n, col, f"snippet '{name}' would be region "
+                                            f"{len(stack) + 1} open at once; expected at most "
+                                            f"{MAX_DEPTH} nested regions"))
+                else:
                     stack.append(_Open(name, n, col, []))
-                    continue
-                if m_close:
-                    _close(path, n, m_close, stack, snippets, diags)
-                    continue
+                continue
+            if whole_line and (m_close := CLOSE_RE.match(line)):
+                _close(path, n, m_close, stack, snippets, diags)
+                continue
             for tok in line_comments:
                 if tok.kind == "line_comment":
                     where = "whole" if whole_line else "after-code"
                     body = tok.text.lstrip("/").lstrip()
                 else:
                     where = "block"
-                    first = tok.text.split("\n", 1)[0]
-                    body = first[2:].lstrip("*").lstrip()
+                    body = tok.text.split("\n", 1)[0][2:].lstrip("*").lstrip()
                 problem = _suspect(body, tok.col, where, line)
                 if problem:
                     break
