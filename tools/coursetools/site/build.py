@@ -145,12 +145,11 @@ def collect(lessons, standalone_dir: Path, states: dict | None = None) -> dict[s
         typed = box_problems(page, display_path(l.path / "README.md"))
         if typed:
             raise SourceError(typed)
-        sources = [os.path.basename(s) for s in l.sources]
         st = states[l.target]
         prov = provenance_text(st.records, st.entry) if st.valid else None
         # The site's hook rewrites the links (links.py), told the snippets'
         # source files by front matter, which MkDocs takes off first.
-        page = front_matter(sources) + transforms.fold_sections(
+        page = front_matter([os.path.basename(s) for s in l.sources]) + transforms.fold_sections(
             transforms.fold_long_blocks(transforms.admonitions(page, prov)))
         # a snippet's heading names its file, not the path a phone cannot fit
         page = re.sub(r"\[`lessons/[^/`]+/([^`/]+)`, lines", r"[`\1`, lines", page)

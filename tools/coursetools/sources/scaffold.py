@@ -233,9 +233,7 @@ def new_lesson(name: str, topic: str = "", min_cc: str = "7.5") -> list[Path]:
               "@MAJOR@": cc.group(1), "@MINOR@": cc.group(2), "@TOPIC_COMMENT@": comment}
 
     def fill(text: str) -> str:
-        for k, v in values.items():
-            text = text.replace(k, v)
-        return text
+        return re.sub(r"@[A-Z_]+@", lambda m: values[m.group(0)], text)
 
     files = {folder / f"{slug}.cu": fill(SOURCE),
              folder / "CMakeLists.txt": fill(CMAKE),
