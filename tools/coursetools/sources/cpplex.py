@@ -1,13 +1,9 @@
-"""A small C++ lexer, linear in its input, for the snippet extractor (a
-marker is a whole-line `//` comment in code) and the sources digest.
-
-One regular expression, run by finditer in C, finds every token. Each
-alternative is linear: a comment or literal that never closes runs to the
-end of the text in one match instead of being retried at every position,
-so a 1 MB line costs milliseconds, not minutes.
-
-A run of operator characters is one token (`+-` is one, `+ -` two): for
-the digest that errs the safe way (an added space reads as a change).
+"""A small C++ lexer for the snippet extractor and the sources digest. One
+regular expression, run by finditer in C, finds every token; each
+alternative is linear (a comment or literal that never closes runs to the
+end in one match, not retried at every position), so a 1 MB line costs
+milliseconds. A run of operator characters is one token (`+-` one, `+ -`
+two): for the digest that errs the safe way.
 """
 
 from __future__ import annotations

@@ -8,12 +8,9 @@ produced it. It covers everything that shapes a lesson's binary or page:
   - every repository file those include (includes.py), and every one the
     compiler says it opened (its dependency output, where the build has one);
   - the build's definition (BUILD_FILES, the lesson's CMakeLists.txt) and
-    its lesson.toml, which its page and review read. The other CMake files
-    (TOOLS_ONLY; CheckArchCourse, a test's script) shape no lesson's
-    binary: the recorded binary is built by the gpu-only preset, which reads
-    none of them, and `verify` holds the course build's lesson targets to
-    the course's own flags (compile_commands.json), so a change to the
-    suite keeps the evidence.
+    its lesson.toml. The other CMake files (TOOLS_ONLY; CheckArchCourse)
+    shape no recorded binary: the gpu-only preset that builds it reads none,
+    and `verify` holds the course build's targets to the course's flags.
 
 Each file is read as tokens (cpplex for C++, hashlex for CMake, TOML and
 JSON): a comment or a formatting change keeps a record valid; any other
