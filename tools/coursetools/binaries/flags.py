@@ -62,15 +62,15 @@ def compile_extras(lesson: Lesson, build: Path, root: Path | None = None) -> lis
     sources = {str(root / s) for s in lesson.sources}
     want = {_gencode(a) for a in lesson.architectures}
     for entry in mine:
-        got = {t for t in shlex.split(str(entry.get("command", ""))) if GENCODE_RE.fullmatch(t)}
-        if lesson.architectures and got != want:
-            extras.append(f"architectures {sorted(got)} where the course builds {lesson.target} for "
-                          f"{sorted(want)} (its CMakeLists.txt's minimum and the build's setting)")
         try:
             tokens = shlex.split(entry["command"])
         except ValueError as e:
             extras.append(f"unreadable command ({e})")
             continue
+        got = {t for t in tokens if GENCODE_RE.fullmatch(t)}
+        if lesson.architectures and got != want:
+            extras.append(f"architectures {sorted(got)} where the course builds {lesson.target} for "
+                          f"{sorted(want)} (its CMakeLists.txt's minimum and the build's setting)")
         compiler = Path(tokens[0])
         if compiler.name != "nvcc":
             extras.append(f"compiler {tokens[0]}")
