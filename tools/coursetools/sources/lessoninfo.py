@@ -66,8 +66,6 @@ class LessonInfo:
 
 
 def _type_name(t) -> str:
-    if isinstance(t, tuple) and t and t[0] is list:
-        return "a list"
     if isinstance(t, tuple):
         return " or ".join(x.__name__ for x in t)
     return {str: "a string", bool: "true or false", int: "a whole number"}.get(t, t.__name__)
