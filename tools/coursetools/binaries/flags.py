@@ -69,8 +69,9 @@ def compile_extras(lesson: Lesson, build: Path, root: Path | None = None) -> lis
             continue
         got = {t for t in tokens if GENCODE_RE.fullmatch(t)}
         if lesson.architectures and got != want:
-            extras.append(f"architectures {sorted(got)} where the course builds {lesson.target} for "
-                          f"{sorted(want)} (its CMakeLists.txt's minimum and the build's setting)")
+            extras.append(f"architectures {sorted(got)} where the course builds {lesson.target} "
+                          f"for {sorted(want)} (its CMakeLists.txt's minimum and the build's "
+                          "setting)")
         compiler = Path(tokens[0])
         if compiler.name != "nvcc":
             extras.append(f"compiler {tokens[0]}")
@@ -141,8 +142,7 @@ LINKERS = {"g++", "c++", "clang++", "nvcc"}
 def link_extras(lesson: Lesson, build: Path, cuda_root: Path | None = None) -> list[str]:
     """Every token of the lesson's link command (link.txt and the response
     files it names) beyond the course's own."""
-    folder = Path(build) / lesson.dir / "CMakeFiles" / f"{lesson.target}.dir"
-    link = folder / "link.txt"
+    link = Path(build) / lesson.dir / "CMakeFiles" / f"{lesson.target}.dir" / "link.txt"
     if not (Path(build) / "compile_commands.json").exists() or not link.exists():
         return []  # no Makefile build to read (see compile_extras)
     try:
@@ -170,9 +170,8 @@ def link_extras(lesson: Lesson, build: Path, cuda_root: Path | None = None) -> l
         t = tokens[i]
         if t.startswith("@") and t[1:].startswith(f"CMakeFiles/{lesson.target}.dir/"):
             own = {f"CMakeFiles/{lesson.target}.dir/{Path(s).name}.o" for s in lesson.sources}
-            for r in response(t[1:]):
-                objects = r in own  # the objects of its own sources, and no other
-                if not (objects or r in LIBS or (r.startswith("/") and cuda_path(r))):
+            for r in response(t[1:]):  # the objects of its own sources, and no other
+                if not (r in own or r in LIBS or (r.startswith("/") and cuda_path(r))):
                     extras.append(r)
         elif t == "-o" and i + 1 < len(tokens) and Path(tokens[i + 1]).name == lesson.target:
             i += 1
@@ -203,10 +202,9 @@ def relink_problems(lesson: Lesson, build: Path) -> list[str]:
         return [f"{link}: not one link command with an output (-o); cannot check {binary.name}"]
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / lesson.target
-        cmd = list(tokens)
-        cmd[cmd.index("-o") + 1] = str(out)
+        tokens[tokens.index("-o") + 1] = str(out)
         try:
-            proc = subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=600)
+            proc = subprocess.run(tokens, cwd=folder, capture_output=True, text=True, timeout=600)
         except (OSError, subprocess.TimeoutExpired) as e:
             return [f"{link}: the link step could not run again ({e})"]
         if proc.returncode != 0 or not out.is_file():
