@@ -1,16 +1,11 @@
 """What a lesson's timed build compiles with, read from the build itself.
 
-The sources digest reads code, not flags: a `-DDAY58_READ_BEFORE_WAIT`,
-an include folder placed before `common/` or a forced include would change
-the program a record vouches for while the digest stays the same. So
-`evidence verify` reads the lesson's compile commands from the build's
-compile_commands.json (and the include list CMake writes beside it) and
-names every token that is not one of the course's own: the compiler, the
-course's options (-O3, -lineinfo, C++17), the architectures, the Release
-build type's -O3 -DNDEBUG, `common/` and the CUDA toolkit's own include
-folder, the source and the object. CMake-side changes that never reach a
-compile command (an extra source, a linker option, a launcher) are caught
-when the manifest is written (cmake/CourseLesson.cmake, extra_flags).
+The sources digest reads code, not flags: a `-DDAY58_READ_BEFORE_WAIT`, an
+include folder before `common/` or a forced include would change the
+program a record vouches for while the digest stays the same. So `evidence
+verify` reads the build's compile and link commands and names every token
+that is not one of the course's own. CMake-side changes that never reach a
+command are caught when the manifest is written (cmake/CourseLesson.cmake).
 """
 
 from __future__ import annotations
@@ -18,6 +13,8 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import subprocess
+import tempfile
 from pathlib import Path
 
 from ..sources import digest, manifest
@@ -46,15 +43,12 @@ def _include_problems(rsp: Path, cuda_root: Path, root: Path) -> list[str]:
 
 
 def compile_extras(lesson: Lesson, build: Path, root: Path | None = None) -> list[str]:
-    """Every token of the lesson's timed-target compile commands beyond the
-    course's own (none to read where the generator writes no
-    compile_commands.json)."""
+    """Every token of the lesson's compile commands beyond the course's own."""
     root = Path(root or manifest.ROOT)
     path = Path(build) / "compile_commands.json"
     if not path.exists():
-        # A generator that writes none (Visual Studio, Xcode): nothing to
-        # read. CI's configure always writes it; a target left out of it
-        # while the file exists is a problem below.
+        # A generator that writes none (Visual Studio, Xcode); CI's always
+        # does, and a target left out of it is a problem below.
         return []
     try:
         entries = json.loads(path.read_text(encoding="utf-8"))
@@ -68,15 +62,16 @@ def compile_extras(lesson: Lesson, build: Path, root: Path | None = None) -> lis
     sources = {str(root / s) for s in lesson.sources}
     want = {_gencode(a) for a in lesson.architectures}
     for entry in mine:
-        got = {t for t in shlex.split(str(entry.get("command", ""))) if GENCODE_RE.fullmatch(t)}
-        if lesson.architectures and got != want:
-            extras.append(f"architectures {sorted(got)} where the course builds {lesson.target} for "
-                          f"{sorted(want)} (its CMakeLists.txt's minimum and the build's setting)")
         try:
             tokens = shlex.split(entry["command"])
         except ValueError as e:
             extras.append(f"unreadable command ({e})")
             continue
+        got = {t for t in tokens if GENCODE_RE.fullmatch(t)}
+        if lesson.architectures and got != want:
+            extras.append(f"architectures {sorted(got)} where the course builds {lesson.target} "
+                          f"for {sorted(want)} (its CMakeLists.txt's minimum and the build's "
+                          "setting)")
         compiler = Path(tokens[0])
         if compiler.name != "nvcc":
             extras.append(f"compiler {tokens[0]}")
@@ -113,16 +108,15 @@ def _gencode(arch: str) -> str:
 
 
 def launcher_problems(lesson: Lesson, build: Path) -> list[str]:
-    """The compile rule of the lesson's target as the Makefile runs it: nvcc
-    itself, with no launcher in front (RULE_LAUNCH_COMPILE, a
-    CMAKE_CUDA_COMPILER_LAUNCHER), whose wrapping no compile command shows."""
+    """The Makefile's compile rule runs nvcc itself, with no launcher in
+    front (RULE_LAUNCH_COMPILE), whose wrapping no compile command shows."""
     make = Path(build) / lesson.dir / "CMakeFiles" / f"{lesson.target}.dir" / "build.make"
     if not make.exists():
         return []
     problems = []
     for line in make.read_text(encoding="utf-8", errors="replace").splitlines():
         if " -c " in line and "&&" in line and ".cu.o" in line:
-            first = line.split("&&", 1)[1].split()[0] if line.split("&&", 1)[1].split() else ""
+            first = (line.split("&&", 1)[1].split() or [""])[0]
             if Path(first).name != "nvcc":
                 problems.append(f"{lesson.target}'s compile rule runs {first} before nvcc (a compiler launcher), "
                                 "which no compile command shows")
@@ -130,8 +124,7 @@ def launcher_problems(lesson: Lesson, build: Path) -> list[str]:
 
 
 def _cuda_root(build: Path) -> Path:
-    """The toolkit the build compiles with: nvcc's folder's parent, from
-    the first compile command."""
+    """The toolkit the build compiles with, from the first compile command."""
     try:
         for e in json.loads((build / "compile_commands.json").read_text(encoding="utf-8")):
             first = shlex.split(e.get("command", ""))[:1]
@@ -147,13 +140,9 @@ LINKERS = {"g++", "c++", "clang++", "nvcc"}
 
 
 def link_extras(lesson: Lesson, build: Path, cuda_root: Path | None = None) -> list[str]:
-    """Every token of the lesson's link command (CMake's link.txt and the
-    response files it names) beyond the course's own: a host or CUDA
-    linker, the lesson's own objects, the CUDA runtime's libraries and
-    folders, the output. A linker option (--wrap, --defsym), a library
-    folder or an extra library is named."""
-    folder = Path(build) / lesson.dir / "CMakeFiles" / f"{lesson.target}.dir"
-    link = folder / "link.txt"
+    """Every token of the lesson's link command (link.txt and the response
+    files it names) beyond the course's own."""
+    link = Path(build) / lesson.dir / "CMakeFiles" / f"{lesson.target}.dir" / "link.txt"
     if not (Path(build) / "compile_commands.json").exists() or not link.exists():
         return []  # no Makefile build to read (see compile_extras)
     try:
@@ -181,9 +170,8 @@ def link_extras(lesson: Lesson, build: Path, cuda_root: Path | None = None) -> l
         t = tokens[i]
         if t.startswith("@") and t[1:].startswith(f"CMakeFiles/{lesson.target}.dir/"):
             own = {f"CMakeFiles/{lesson.target}.dir/{Path(s).name}.o" for s in lesson.sources}
-            for r in response(t[1:]):
-                objects = r in own  # the objects of its own sources, and no other
-                if not (objects or r in LIBS or (r.startswith("/") and cuda_path(r))):
+            for r in response(t[1:]):  # the objects of its own sources, and no other
+                if not (r in own or r in LIBS or (r.startswith("/") and cuda_path(r))):
                     extras.append(r)
         elif t == "-o" and i + 1 < len(tokens) and Path(tokens[i + 1]).name == lesson.target:
             i += 1
@@ -197,15 +185,8 @@ def link_extras(lesson: Lesson, build: Path, cuda_root: Path | None = None) -> l
 
 def relink_problems(lesson: Lesson, build: Path) -> list[str]:
     """The executable in bin/ must be exactly what the lesson's link step
-    produces: CMake's own link command for the target (link.txt) is run
-    again into a temporary file and the two are compared byte for byte (a
-    link of the same objects gives the same bytes). A step that changed
-    the binary after the link, a post-build command or a copy by hand,
-    shows here."""
-    import hashlib
-    import subprocess
-    import tempfile
-
+    (link.txt), run again, produces byte for byte: a post-build step or a
+    copy by hand shows here."""
     folder = Path(build) / lesson.dir
     link = folder / "CMakeFiles" / f"{lesson.target}.dir" / "link.txt"
     binary = Path(build) / "bin" / lesson.target
@@ -221,25 +202,22 @@ def relink_problems(lesson: Lesson, build: Path) -> list[str]:
         return [f"{link}: not one link command with an output (-o); cannot check {binary.name}"]
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / lesson.target
-        cmd = list(tokens)
-        cmd[cmd.index("-o") + 1] = str(out)
+        tokens[tokens.index("-o") + 1] = str(out)
         try:
-            proc = subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=600)
+            proc = subprocess.run(tokens, cwd=folder, capture_output=True, text=True, timeout=600)
         except (OSError, subprocess.TimeoutExpired) as e:
             return [f"{link}: the link step could not run again ({e})"]
         if proc.returncode != 0 or not out.is_file():
             return [f"{link}: the link step failed when run again: {proc.stderr.strip()[-300:]}"]
-        same = binary.is_file() and hashlib.sha256(out.read_bytes()).digest() == hashlib.sha256(
-            binary.read_bytes()).digest()
+        same = binary.is_file() and out.read_bytes() == binary.read_bytes()
     if not same:
         return [f"{binary}: not the executable the link step produces (something changed it after the link: a "
                 "post-build step, a copy); build it again from a clean build folder"]
     return []
 
 
-# What CMake itself writes into a build folder and reads back at every
-# configure: the cache, the compilers and system it detected, the globs it
-# verifies. Nothing else there is an input a course build reads.
+# What CMake writes into a build folder and reads back at every configure
+# (the cache, what it detected, the globs it verifies): nothing else there.
 GENERATED_INPUT_RE = re.compile(r"CMakeCache\.txt"
                                 r"|CMakeFiles/\d+\.\d+\.\d+[^/]*/CMake(?:System|[A-Za-z]+Compiler)\.cmake"
                                 r"|CMakeFiles/VerifyGlobs\.cmake|CMakeFiles/cmake\.verify_globs")
@@ -247,8 +225,7 @@ LESSON_BUILD_FILE_RE = re.compile(r"lessons/[^/]+/CMakeLists\.txt")
 
 
 def _quoted_list(text: str, name: str) -> list[str] | None:
-    """The quoted arguments of `set(NAME ...)` in a file CMake generated,
-    unescaped; None where there is no such set()."""
+    """The quoted arguments of `set(NAME ...)`, unescaped (None: no such set())."""
     m = re.search(r"^set\(" + re.escape(name) + r"\n(.*?)^  \)", text, re.M | re.S)
     if not m:
         return None
@@ -256,15 +233,12 @@ def _quoted_list(text: str, name: str) -> list[str] | None:
 
 
 def configure_problems(build: Path, root: Path | None = None) -> list[str]:
-    """Every file the configure step read (the Makefile generator's list
-    of what regenerates the build, CMAKE_MAKEFILE_DEPENDS) must be CMake's
-    own (its modules, or what it wrote into the build folder) or a file the
-    sources digest covers. A CMake file read from anywhere else (a
-    CTestConfig.cmake that include(CTest) picks up, a folder added with
-    add_subdirectory, a CMAKE_PROJECT_INCLUDE from the command line) can
-    redefine how every lesson builds while the digest stays the same.
-    Nothing to read where the generator is not Makefiles (see
-    relink_problems, which refuses such a build for a record)."""
+    """Every file the configure step read (CMAKE_MAKEFILE_DEPENDS) must be
+    CMake's own or one the sources digest covers: a CMake file read from
+    anywhere else (a CTestConfig.cmake, an add_subdirectory, a
+    CMAKE_PROJECT_INCLUDE) can redefine how every lesson builds while the
+    digest stays the same. (A generator other than Makefiles: nothing to
+    read; relink_problems refuses such a build for a record.)"""
     root = Path(root or manifest.ROOT)
     build = Path(build)
     make = build / "CMakeFiles" / "Makefile.cmake"

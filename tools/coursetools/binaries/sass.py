@@ -1,19 +1,16 @@
-"""What a lesson's code compiles to, read back from the built binary.
-
-Each lesson declares in lesson.toml the kernels whose machine code its
-page describes ([[sass]], by the name in the source, or mangled): the
-instructions that must be there, those that must not, and those the page
-shows. `course sass` (a CTest test) checks every declaration against the
-build. cuobjdump and nvdisasm come from NVIDIA's PyPI wheels in the tools'
-venv (the local toolkit may ship without them), found whichever Python
-runs the tools; a CUDA toolkit's own copies are used where those are
-missing.
+"""What a lesson's code compiles to, read back from the built binary:
+lesson.toml's [[sass]] names the kernels whose machine code its page
+describes, the instructions that must be there, those that must not, and
+those the page shows; `course sass` (a CTest test) checks them all.
+cuobjdump and nvdisasm come from NVIDIA's PyPI wheels in the tools' venv
+(a local toolkit may ship without them), else from a CUDA toolkit.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -23,16 +20,13 @@ from pathlib import Path
 
 from .. import cache
 from ..errors import SourceError, UsageError, display_path
-from ..sources import constants
+from ..sources import constants, manifest
 
-INTERESTING = re.compile(
-    r"SR_CgaCtaId|SR_SWINHI|PRMT|MAPA|\bLD\.E|\bLDS\b|UCGABAR|CGAERRBAR|CCTL|MEMBAR|REDG|ATOM|CLOCK"
-)
+INTERESTING = re.compile(r"SR_CgaCtaId|SR_SWINHI|PRMT|MAPA|\bLD\.E|\bLDS\b|UCGABAR|CGAERRBAR|CCTL"
+                         r"|MEMBAR|REDG|ATOM|CLOCK")
 
 
 def _tool(name: str) -> str:
-    from ..sources import manifest
-
     for prefix in (Path(sys.prefix), manifest.build_dir() / "venv"):
         for cand in sorted((prefix / "lib").glob(f"python*/site-packages/nvidia/cu*/bin/{name}")):
             return str(cand)
@@ -50,7 +44,7 @@ def _signatures(fns: dict[str, list[str]]) -> dict[str, str]:
 
 @functools.lru_cache(maxsize=8)
 def _demangled(names: tuple[str, ...]) -> dict[str, str]:
-    """binutils' c++filt, once for a binary's names (a name it cannot read stays)."""
+    # binutils' c++filt, once for a binary's names (a name it cannot read stays)
     filt = shutil.which("c++filt")
     if not filt or not names:
         return {n: n for n in names}
@@ -60,16 +54,12 @@ def _demangled(names: tuple[str, ...]) -> dict[str, str]:
 
 
 def _base_name(signature: str) -> str:
-    """A signature's unqualified function name: 'reduceBlock' from
-    'void reduceBlock<(Tail)0>(const float *, ...)'."""
+    """'reduceBlock' from 'void reduceBlock<(Tail)0>(const float *, ...)'."""
     head = signature.split("(")[0] if not signature.startswith("(") else signature
     depth, name = 0, ""
     for ch in head:
-        if ch == "<":
-            depth += 1
-        elif ch == ">":
-            depth -= 1
-        elif depth == 0:
+        depth += (ch == "<") - (ch == ">")
+        if depth == 0 and ch not in "<>":
             name += ch
     return name.split("::")[-1].split()[-1] if name.split() else name
 
@@ -80,23 +70,16 @@ def _template_args(signature: str) -> list[str] | None:
     ['(Tail)0', '256']), or None for a function that is no template's."""
     if "<" not in signature.split("(")[0]:  # none before the parameters (or a "(Enum)0" argument)
         return None
-    start = signature.find("<")
     depth, args, cur = 0, [], ""
-    for ch in signature[start:]:
-        if ch == "<":
-            depth += 1
-            if depth == 1:
-                continue
-        elif ch == ">":
-            depth -= 1
-            if depth == 0:
-                args.append(cur)
-                break
-        elif ch == "," and depth == 1:
+    for ch in signature[signature.find("<"):]:
+        depth += (ch == "<") - (ch == ">")
+        if depth == 0 or (depth == 1 and ch == ","):
             args.append(cur)
             cur = ""
-            continue
-        cur += ch
+            if depth == 0:
+                break
+        elif not (depth == 1 and ch == "<"):
+            cur += ch
     return [_plain_arg(a) for a in args]
 
 
@@ -105,18 +88,15 @@ def _plain_arg(arg: str) -> str:
 
 
 def _casts(enums: dict[str, int] | None) -> dict[str, str]:
-    """Each enumerator as a demangled template argument spells it:
-    'Chase::RemotePtx' as '(Chase)2'."""
+    """Each enumerator as a demangled template argument: '(Chase)2'."""
     return {name: f"({name.split('::')[0]}){value}" for name, value in (enums or {}).items()}
 
 
 def kernels_named(fns: dict[str, list[str]], kernel: str, enums: dict[str, int] | None = None) -> list[str]:
     """The functions of a binary a declaration means: its mangled name;
-    every function whose name in the source is `kernel` (each instance of a
-    template); or one instance as the source spells it,
-    'latencyChase<Chase::RemotePtx>' or 'sharedBandwidth<true>', its
-    enumerators read from the lesson's code (`enums`,
-    constants.enum_values)."""
+    every function named `kernel` in the source (each template instance);
+    or one instance as the source spells it, 'latencyChase<Chase::RemotePtx>'
+    (`enums`: constants.enum_values)."""
     if kernel in fns:
         return [kernel]
     signatures = _signatures(fns)
@@ -129,17 +109,14 @@ def kernels_named(fns: dict[str, list[str]], kernel: str, enums: dict[str, int] 
 
 
 def spelled(signature: str, enums: dict[str, int] | None = None) -> str:
-    """A function as a lesson's source spells it: 'latencyChase<Chase::RemotePtx>'
-    for 'void latencyChase<(Chase)2>(...)', a plain function by its name."""
+    """'latencyChase<Chase::RemotePtx>' for 'void latencyChase<(Chase)2>(...)'."""
     names = {cast: name for name, cast in _casts(enums).items()}
-    args = _template_args(signature)
-    base = _base_name(signature)
+    args, base = _template_args(signature), _base_name(signature)
     return base if args is None else f"{base}<{', '.join(names.get(a, a) for a in args)}>"
 
 
 def instances(fns: dict[str, list[str]], base: str, enums: dict[str, int] | None = None) -> list[str]:
-    """Each instance of template `base` in a binary, as a lesson's source
-    spells it (an enumerator by its name), for a message that lists them."""
+    """Each instance of template `base` in a binary, as the source spells it."""
     return sorted({spelled(sig, enums) for sig in _signatures(fns).values()
                    if _base_name(sig) == base and _template_args(sig) is not None})
 
@@ -155,10 +132,9 @@ _VERSION = cache.version_of(Path(__file__))
 
 
 def dump(binary: Path, arch: int | None = None) -> dict[str, list[str]]:
-    """Each function's instructions in a binary's machine code (for
-    sm_<arch> alone, given `arch`), by mangled name: cuobjdump's,
-    remembered in build/cache/sass.json and in this process by the
-    binary's sha256, so only a binary not read before is dumped."""
+    """Each function's instructions (for sm_<arch> alone, given `arch`) by
+    mangled name, remembered in build/cache/sass.json and in this process by
+    the binary's sha256."""
     if not Path(binary).exists():
         raise UsageError(f"{display_path(binary)}: not built; build it first (cmake --build build)")
     key = display_path(binary) + (f"@sm_{arch}" if arch else "")
@@ -190,21 +166,17 @@ def _dump_now(binary: Path, arch: int | None = None) -> dict[str, list[str]]:
     functions: dict[str, list[str]] = {}
     current = None
     for line in proc.stdout.splitlines():
-        m = re.search(r"Function : (\S+)", line)
-        if m:
+        if m := re.search(r"Function : (\S+)", line):
             current = m.group(1)
             functions[current] = []
-            continue
-        m = re.match(r"\s+/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;?\s*(/\*.*)?$", line)
-        if current and m:
+        elif current and (m := re.match(r"\s+/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;?\s*(/\*.*)?$", line)):
             functions[current].append(m.group(2).rstrip(" ;"))
     return functions
 
 
 def excerpt(binary: Path, kernel: str, max_lines: int, show: list[str] | None = None,
             enums: dict[str, int] | None = None, arch: int | None = None) -> list[str]:
-    """The instructions of a kernel's machine code matching `show` (its
-    [[sass]] `show`), else INTERESTING: each distinct shape once, in order."""
+    """A kernel's instructions matching `show` (else INTERESTING), each shape once."""
     fns = dump(Path(binary), arch)
     found = kernels_named(fns, kernel, enums)
     if not found:
@@ -220,11 +192,10 @@ def excerpt(binary: Path, kernel: str, max_lines: int, show: list[str] | None = 
     return out[:max_lines]
 
 
-# How much CPU time the declared patterns of one lesson may take against
-# its machine code: a real expectation takes milliseconds; a pattern that
-# backtracks exponentially never ends, and is named instead. CPU time (the
-# child's RLIMIT_CPU), so a busy machine never trips it; the clock's limit
-# beside it only catches a child that stops without using the CPU.
+# The CPU time one lesson's patterns may take: a real expectation takes
+# milliseconds; one that backtracks exponentially never ends, and is named.
+# CPU time (RLIMIT_CPU), so a busy machine never trips it; the clock's limit
+# only catches a child that stops without using the CPU.
 PATTERN_SECONDS = 10
 WALL_SECONDS_PER_CPU_SECOND = 30
 
@@ -238,10 +209,8 @@ for pattern, text in json.load(sys.stdin):
 
 
 def _matches(jobs: list[tuple[str, str]]) -> tuple[list[bool], int | None]:
-    """re.search for each (pattern, text), in a child process under a CPU
-    time limit: the results, and the index of the job that ran out of time."""
-    import json
-
+    """re.search for each (pattern, text) in a child under a CPU time limit:
+    the results, and the index of the job that ran out of time."""
     try:
         proc = subprocess.run([sys.executable, "-c", _MATCHER, str(PATTERN_SECONDS)], input=json.dumps(jobs),
                               capture_output=True, text=True,
@@ -256,14 +225,12 @@ def _matches(jobs: list[tuple[str, str]]) -> tuple[list[bool], int | None]:
     return done, None
 
 
-# Instructions that exist only in machine code for compute capability 9.0
-# and newer: programmatic dependent launch's wait and trigger (ACQBULK,
-# PREEXIT) and the cluster's barrier, error barrier and shared-memory map
-# (UCGABAR, CGAERRBAR, MAPA). A lesson built for an older GPU (the course's
-# 8.6 build) compiles the code that emits them out (#if __CUDA_ARCH__ >=
-# 900), so an expectation naming one applies only to machine code that can
-# hold it. Checked on this toolkit's nvcc 13.0: day 24's sm_90 machine code
-# holds ACQBULK and PREEXIT, its sm_86 code neither (2026-12-01).
+# Instructions only machine code for 9.0 and newer holds (programmatic
+# dependent launch's ACQBULK and PREEXIT; the cluster's UCGABAR, CGAERRBAR,
+# MAPA): a build for an older GPU (the course's 8.6 build) compiles the code
+# out (#if __CUDA_ARCH__ >= 900), so an expectation naming one applies only
+# to machine code that can hold it. nvcc 13.0: day 24's sm_90 code holds
+# ACQBULK and PREEXIT, its sm_86 code neither (2026-12-01).
 SINCE_ARCH = {"ACQBULK": 90, "PREEXIT": 90, "UCGABAR": 90, "CGAERRBAR": 90, "MAPA": 90}
 
 
@@ -280,10 +247,9 @@ def needs_arch(pattern: str) -> int:
 
 
 def check_all(lessons) -> tuple[int, int]:
-    """Every [[sass]] expectation of every built lesson, in every function
-    it names (SourceError with all that fail, at their lesson.toml lines):
-    how many held, and how many name an instruction newer than the
-    machine code."""
+    """How many [[sass]] expectations of the built lessons held, and how many
+    name an instruction newer than the machine code; SourceError with all
+    that fail, at their lesson.toml lines."""
     problems, held, skipped = [], 0, 0
     for lesson in lessons:
         if not lesson.info.sass or not lesson.built:

@@ -13,7 +13,9 @@ import re
 import shutil
 import subprocess
 import threading
+import urllib.request
 from pathlib import Path
+from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 from ..errors import EXIT_OK, CourseError, UsageError, display_path
 from ..evidence import state as ev_state
@@ -23,16 +25,12 @@ from . import explorer
 
 
 def find_chromium() -> str | None:
-    for name in ("chromium", "chromium-browser", "google-chrome", "chrome"):
-        found = shutil.which(name)
-        if found:
-            return found
-    return None
+    names = ("chromium", "chromium-browser", "google-chrome", "chrome")
+    return next(filter(None, map(shutil.which, names)), None)
 
 
 def ensure_chromium() -> str | None:
-    """Finds Chromium, or installs Debian's package the way the README's
-    setup says (apt-get, as root), or returns None."""
+    """Chromium, else Debian's package installed as the README says, else None."""
     found = find_chromium()
     if found or os.geteuid() != 0 or not shutil.which("apt-get"):
         return found
@@ -43,17 +41,16 @@ def ensure_chromium() -> str | None:
     return find_chromium()
 
 
-# How long one Chromium call may take: a page loads and draws in a few
-# seconds; this is for a machine busy with other builds. A call that takes
-# longer is a problem the test names, never an internal error.
+# How long one Chromium call may take (a page takes a few seconds; this is
+# for a busy machine): longer is a problem the test names.
 CHROMIUM_SECONDS = 600
 
 
 def _chromium(binary: str, *args: str, timeout: int = CHROMIUM_SECONDS,
               budget_ms: int = 3000) -> subprocess.CompletedProcess:
     # Every host but the test server's is unknown: the test never waits on
-    # the network (offline, a page's web font took a second to fail, every
-    # page), and it reads the pages as an offline reader does (fonts fall back).
+    # the network (offline, a web font took a second to fail, every page),
+    # and reads the pages as an offline reader does.
     base = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
             "--no-first-run", "--hide-scrollbars", f"--virtual-time-budget={budget_ms}",
             "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
@@ -70,7 +67,6 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def do_GET(self):
         if not self.path.startswith(("/__frame?", "/__pages?")):
             return super().do_GET()
-        from urllib.parse import parse_qs, urlsplit
         q = parse_qs(urlsplit(self.path).query)
         frame = FRAME if self.path.startswith("/__frame?") else PAGES
         body = frame.format(u=html.escape(q["u"][0], quote=True), w=int(q["w"][0]), h=int(q["h"][0]),
@@ -88,9 +84,8 @@ def page_problems(dom: str, lesson: manifest.Lesson, state_valid: bool) -> list[
     title = re.sub(r"<[^>]+>", "", h1.group(1)).strip() if h1 else ""
     if f"Day {lesson.day}" not in title:
         problems.append(f"title: expected 'Day {lesson.day}' in the page's h1, found {title!r}")
-    if not re.search(r'class="language-cuda highlight"|class="highlight"[^>]*>\s*<pre', dom) or not re.search(
-        r'<span class="(k|kt|nf|n)">', dom
-    ):
+    block = r'class="language-cuda highlight"|class="highlight"[^>]*>\s*<pre'
+    if not re.search(block, dom) or not re.search(r'<span class="(k|kt|nf|n)">', dom):
         problems.append("no highlighted CUDA code block")
     unverified = 'class="admonition unverified"' in dom
     verified = 'class="admonition verified"' in dom and "Numbers and charts from run" in dom
@@ -111,15 +106,11 @@ ID_RE = re.compile(r'\bid="([^"]+)"')
 
 def broken_links(site: Path) -> list[str]:
     """Every link and image inside the built site that lands nowhere: a
-    missing file (what a browser shows as 404) or a missing #anchor on an
-    existing page. External links are not followed."""
-    ids: dict[Path, set[str]] = {}
-
+    missing file or a missing #anchor. External links are not followed."""
+    @functools.lru_cache(maxsize=None)
     def anchors(page: Path) -> set[str]:
-        if page not in ids:
-            text = page.read_text(encoding="utf-8", errors="replace") if page.suffix == ".html" else ""
-            ids[page] = set(ID_RE.findall(text))
-        return ids[page]
+        text = page.read_text(encoding="utf-8", errors="replace") if page.suffix == ".html" else ""
+        return set(ID_RE.findall(text))
 
     problems = []
     for page in sorted(site.rglob("*.html")):
@@ -143,8 +134,7 @@ def broken_links(site: Path) -> list[str]:
 
 
 def chart_problems(check: dict, page: Path, width: int) -> list[str]:
-    """Each chart's smallest label, as shown at this window width: at
-    least 11 px."""
+    """Each chart's smallest label at this window width: at least 11 px."""
     problems = []
     for chart in check.get("charts", []):
         svg = (page.parent / chart["src"]).resolve()
@@ -162,10 +152,7 @@ def chart_problems(check: dict, page: Path, width: int) -> list[str]:
 
 
 def link_problems(dom: str, url: str, lesson: manifest.Lesson) -> list[str]:
-    """Every snippet's link lands on an existing line of the source page,
-    and the page links its Compiler Explorer file."""
-    import urllib.request
-
+    """Snippet links land on existing source lines; the Compiler Explorer links hold."""
     problems = []
     lines = sorted({int(n) for n in re.findall(r'href="source/#__codelineno-0-(\d+)"', dom)})
     if not lines:
@@ -186,8 +173,7 @@ def link_problems(dom: str, url: str, lesson: manifest.Lesson) -> list[str]:
             problems.append("no Open in Compiler Explorer link")
         else:
             link = html.unescape(m.group(1))
-            source, _, _ = explorer.decode(link)
-            if source != standalone.explorer_text(lesson):
+            if explorer.decode(link)[0] != standalone.explorer_text(lesson):
                 problems.append("the Compiler Explorer link does not carry the single-file program (the site was "
                                 "built from older sources; run: cmake --build --preset course)")
             if len(link) > explorer.MAX_LINK:
@@ -197,34 +183,29 @@ def link_problems(dom: str, url: str, lesson: manifest.Lesson) -> list[str]:
 
 # A phone (390 px, an iPhone 12 to 15's CSS width) and a laptop.
 WIDTHS = (390, 1280)
-# Chromium's windows are at least 500 px wide: a narrower width is the
-# page in a frame that wide inside a 500 px window (the test server's
-# /__frame page), whose layout check the frame posts to the window.
+# Chromium's windows are at least 500 px wide: a narrower width is the page
+# in a frame that wide inside a 500 px window (the test server's /__frame).
 MIN_WINDOW = 500
 MAX_SHOT_PX = 16000
-# A page a reader on a phone can get through: its long tables, code and raw
-# output fold, and so does each section after its first paragraph of prose
-# (site/transforms.py), so what is left is at most this tall. With the section
-# folds day 24 measured 13,316 px, day 77 7,624 px and day 58 7,303 px at
-# 390 px (2026-12-02; 22,891, 17,592 and 12,325 px without them).
+# A page a reader on a phone can get through, its long blocks and each
+# section after its first paragraph folded (site/transforms.py): day 24
+# measured 13,316 px, day 77 7,624 px and day 58 7,303 px at 390 px
+# (2026-12-02; 22,891, 17,592 and 12,325 px without the section folds).
 MAX_PHONE_PAGE_PX = 15000
-# What a student reads first, the page up to its evidence appendix (the
-# first section whose title begins "Evidence"), is shorter still: a lesson,
-# not an audit (day 24's was 13,316 px before the appendix held the proof).
+# The page up to its evidence appendix (the first "Evidence..." section) is
+# shorter still: a lesson, not an audit (day 24's was 13,316 px before).
 MAX_PHONE_TEACHING_PX = 7000
 
 
 def teaching_height(check: dict) -> int:
-    """Where the evidence appendix begins (the page's height where it has
-    none)."""
+    """Where the evidence appendix begins (else the page's height)."""
     tops = [float(s.get("top", 0)) for s in check.get("sections") or []
             if isinstance(s, dict) and str(s.get("title", "")).startswith("Evidence")]
     return int(min(tops)) if tops else int(check.get("height", 0))
 
 
 def tallest_sections(check: dict) -> list[tuple[str, int]]:
-    """The page's sections (h2 and h3) by height, tallest first, from the
-    layout check's section tops and the page's height."""
+    """The page's sections (h2 and h3) by height, tallest first."""
     secs = [(str(s.get("title", "")), float(s.get("top", 0))) for s in check.get("sections") or []
             if isinstance(s, dict)]
     ends = [top for _, top in secs[1:]] + [float(check.get("height", 0))]
@@ -232,18 +213,15 @@ def tallest_sections(check: dict) -> list[tuple[str, int]]:
 
 
 def _at(base: str, url: str, width: int, height: int) -> tuple[list[str], str]:
-    """The Chromium arguments and the address that show `url` `width` CSS
-    pixels wide."""
+    """Chromium's arguments and the address that show `url` `width` px wide."""
     if width >= MIN_WINDOW:
         return [f"--window-size={width},{height}"], url
-    from urllib.parse import quote
     return [f"--window-size={MIN_WINDOW},{height}"], f"{base}/__frame?w={width}&h={height}&u={quote(url, safe='')}"
 
 
-# Every day's page in turn, in one frame of the width the test asks for:
-# the page's own layout check (course.js, with #course-check) posts what it
-# measured, and this page keeps it with the frame's DOM as the page's
-# scripts left it, then loads the next; at the end it writes them all into
+# Every day's page in turn in one frame of the width asked for: the page's
+# layout check (course.js, #course-check) posts what it measured, kept with
+# the frame's DOM as the page's scripts left it; at the end all go into
 # #course-pages. One Chromium run a width, however many days there are.
 PAGES = """<!doctype html><html><body style="margin:0">
 <iframe id="f" width="{w}" height="{h}" style="border:0;display:block"></iframe>
@@ -269,12 +247,10 @@ FRAME = """<!doctype html><html><body style="margin:0">
 
 def pages_checked(chromium: str, base: str, urls: list[str], width: int) -> dict[str, dict]:
     """{url: {"check": the layout check, "dom": the DOM}} of every page at
-    `width`, from one Chromium run (PAGES); a page missing here did not
-    finish its check."""
-    from urllib.parse import urlencode
+    `width` (PAGES); a page missing here did not finish its check."""
     address = f"{base}/__pages?" + urlencode({"w": width, "h": 1000}) + "&" + urlencode([("u", u) for u in urls])
-    # Chromium's virtual time runs while no page is loading: a budget a page
-    # (each takes tens of virtual ms; this is for a slow machine).
+    # Virtual time runs while no page loads: a budget a page (each takes tens
+    # of virtual ms; this is for a slow machine).
     done = _chromium(chromium, f"--window-size={max(width, MIN_WINDOW)},1000", "--dump-dom", address,
                      budget_ms=3000 * len(urls))
     m = re.search(r'<pre id="course-pages">(.*?)</pre>', done.stdout, re.S)
@@ -282,9 +258,8 @@ def pages_checked(chromium: str, base: str, urls: list[str], width: int) -> dict
 
 
 def layout_problems(check: dict, page: Path, width: int) -> list[str]:
-    """At one width: nothing cut off (code, tables, figures; a box that
-    scrolls is not cut off), the page no wider than the window, no taller
-    than a phone reader gets through, charts' labels at least 11 px."""
+    """At one width: nothing cut off (a box that scrolls is not), the page
+    no wider than the window nor taller than a phone's reader gets through."""
     problems = [f"cut off at {width} px: {c}" for c in check["cut"]]
     if check["width"] > width:
         problems.append(f"the page is {check['width']} px wide at a {width} px window")
@@ -300,16 +275,14 @@ def layout_problems(check: dict, page: Path, width: int) -> list[str]:
 
 
 def _screenshots(chromium: str, base: str, lesson, shots: Path, heights: dict[int, int]) -> list[str]:
-    """For lessons that ask for it in lesson.toml, at each width, a
-    screenshot of the top of the page and one of all of it."""
+    """At each width, a screenshot of the top of the page and one of all of it."""
     name = Path(lesson.dir).name
     url = f"{base}/{name}/"
     problems = []
     ensure_owned_folder(shots, manifest.ROOT)
     for width, page_height in heights.items():
-        # A whole page in one screenshot, but no taller than this: Chromium
-        # fails on very tall captures (seen at 35,258 px), and a page that
-        # tall has a problem of its own that the layout check names.
+        # Chromium fails on very tall captures (seen at 35,258 px), and a page
+        # that tall has a problem the layout check names.
         height = min(page_height + 40, MAX_SHOT_PX)
         suffix = "" if width == 1280 else f"-{width}"
         for shot, tall in ((shots / f"{name}{suffix}.png", 2400 if width > 400 else 1800),
@@ -335,8 +308,7 @@ def browser_test(site: Path, shots: Path) -> int:
     problems = [f"site test: {p}" for p in broken_links(site)]
     handler = functools.partial(_QuietHandler, directory=str(site))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}"
     try:
         index = _chromium(chromium, "--dump-dom", f"{base}/").stdout

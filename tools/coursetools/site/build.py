@@ -1,13 +1,8 @@
-"""The course as a static site (MkDocs with the Material theme): the
-driver, which gathers the site's sources and runs MkDocs; what a page's
-Markdown becomes on the site is transforms.py's.
-
-Input: the generated lesson pages, their figures, the research notes, the
-standalone files and the evidence states. Nothing is typed twice: each
-day's page is its README.md with links rewritten for the site, and the
-index is generated from the manifest and the evidence. `build` writes
-build/site-src (docs + mkdocs.yml) and runs `mkdocs build --strict` (a
-broken link or a missing file fails the build)."""
+"""The course as a static site (MkDocs, Material theme): gathers the
+site's sources into build/site-src and runs `mkdocs build --strict` (a
+broken link or a missing file fails it); what a page's Markdown becomes is
+transforms.py's. Nothing is typed twice: each day's page is its README.md,
+and the index comes from the manifest and the evidence."""
 
 from __future__ import annotations
 
@@ -31,9 +26,8 @@ from .links import front_matter, header_page
 
 SITE_NAME = "CUDA, day by day"
 
-# The site's assets are files beside this module (assets/): the theme's
-# extra CSS, the script (folds, the browser test's layout check) and the
-# MkDocs hook, each with its own comments.
+# The theme's extra CSS, the script (folds, the browser test's layout
+# check) and the MkDocs hook, each with its own comments.
 ASSETS = Path(__file__).resolve().parent / "assets"
 
 
@@ -72,8 +66,7 @@ NOTE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\.md")
 
 
 def read_input(path: Path) -> str:
-    """A site input's text, read through the one reader that refuses a link
-    out of the repository, a FIFO or a device (fsutil.read_source)."""
+    """A site input's text (read_source refuses a link out, a FIFO, a device)."""
     try:
         return read_source(path, manifest.ROOT).decode("utf-8")
     except UnicodeDecodeError:
@@ -126,8 +119,8 @@ def _index(lessons, states) -> str:
 
 
 def explorer_flags(lesson: manifest.Lesson, st) -> tuple[str, str]:
-    """The flags a Compiler Explorer link compiles with, and why: the
-    promoted run's architecture where the build holds machine code for it."""
+    """A Compiler Explorer link's flags, and why: the promoted run's
+    architecture where the build holds machine code for it."""
     flags = lesson.nvcc_flags
     cc = str((((st.record or {}).get("gpu") or {}).get("compute_capability") or "")) if st.valid else ""
     arch = cc.replace(".", "")
@@ -139,28 +132,24 @@ def explorer_flags(lesson: manifest.Lesson, st) -> tuple[str, str]:
 
 
 def collect(lessons, standalone_dir: Path, states: dict | None = None) -> dict[str, str | bytes]:
-    # each lesson's evidence, as the build verified it (serve passes the
-    # states its render read, so a save reads them once)
+    # serve passes the states its render read, so a save reads them once
     states = states if states is not None else ev_state.load(lessons)
     files: dict[str, str | bytes] = {"docs/index.md": _index(lessons, states), "docs/course.css": asset("course.css"),
                                      "docs/course.js": asset("course.js")}
     for l in lessons:
         name = Path(l.dir).name
         page = read_input(l.path / "README.md")
-        # Only the renderer's provenance line becomes the verified box
-        # (transforms.admonitions): a box typed into a page, which a page
-        # left out of this build (or edited by hand) could hold, is refused
-        # as render's prose check refuses it.
+        # Only the renderer's provenance line becomes the verified box: a box
+        # typed into a page (one left out of this build, or edited by hand)
+        # is refused as render's prose check refuses it.
         typed = box_problems(page, display_path(l.path / "README.md"))
         if typed:
             raise SourceError(typed)
-        sources = [os.path.basename(s) for s in l.sources]
         st = states[l.target]
         prov = provenance_text(st.records, st.entry) if st.valid else None
-        # The links are the site's hook's to rewrite, as MkDocs reads the
-        # page (links.py); the page says which source files its snippets
-        # name, in front matter MkDocs takes off before anything else.
-        page = front_matter(sources) + transforms.fold_sections(
+        # The site's hook rewrites the links (links.py), told the snippets'
+        # source files by front matter, which MkDocs takes off first.
+        page = front_matter([os.path.basename(s) for s in l.sources]) + transforms.fold_sections(
             transforms.fold_long_blocks(transforms.admonitions(page, prov)))
         # a snippet's heading names its file, not the path a phone cannot fit
         page = re.sub(r"\[`lessons/[^/`]+/([^`/]+)`, lines", r"[`\1`, lines", page)
@@ -195,10 +184,9 @@ def collect(lessons, standalone_dir: Path, states: dict | None = None) -> dict[s
 
 def prepare(out: Path, work: Path | None = None, in_place: bool = False, serving: bool = False,
             problems: list[str] | None = None, lessons=None, states: dict | None = None) -> Path:
-    """Writes the site's sources (docs/, mkdocs.yml, hooks.py) into `work`
-    (build/site-src), whole or (`in_place`, for serve's watcher) only what
-    changed, and returns the mkdocs.yml that builds them into `out`;
-    `problems` (serve's, after a save that did not render) top every page."""
+    """Writes the site's sources into `work` (build/site-src), whole or
+    (`in_place`, for serve) only what changed, and returns the mkdocs.yml
+    that builds them into `out`; `problems` (serve's) top every page."""
     lessons = lessons if lessons is not None else manifest.load()
     work = work or manifest.build_dir() / "site-src"
     standalone_dir = manifest.build_dir() / "standalone"
@@ -227,7 +215,7 @@ def prepare(out: Path, work: Path | None = None, in_place: bool = False, serving
     if in_place and work.is_dir():
         _sync(work, files)
     else:
-        replace_tree(work, {k: v for k, v in files.items()}, manifest.ROOT)
+        replace_tree(work, files, manifest.ROOT)
     return work / "mkdocs.yml"
 
 
@@ -245,8 +233,7 @@ def _sync(work: Path, files: dict[str, str | bytes]) -> None:
 
 
 def hook_environment(**extra: str) -> dict:
-    """MkDocs' environment: the site's hook imports the course's tools
-    (links.py), from this very tree."""
+    """MkDocs' environment: the site's hook imports the tools of this tree."""
     tools = str(Path(__file__).resolve().parents[2])
     old = os.environ.get("PYTHONPATH")
     return {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONPATH": tools + (os.pathsep + old if old else ""), **extra}

@@ -1,16 +1,11 @@
-"""An "Open in Compiler Explorer" link that carries the program itself.
-
-Compiler Explorer reads its client state from the URL's fragment, which
-the browser never sends to a server, so a long program fits (a path of a
-few kilobytes is the most a server accepts). static/url.ts in
-compiler-explorer/compiler-explorer (read 2026-12-01): deserialiseState()
-first tries rison, then JSON.parse(decodeURIComponent(fragment)) for the
-older "version 3" state, {"version": 3, "filterAsm": {}, "compilers":
-[{"sourcez", "options", "compiler"}]}, whose `sourcez` convertOldState()
-decompresses with lz-string's decompressFromBase64. That form is what this
-link uses: the program compressed (site/lzstring.py), a link of about half
-its size. decode() turns a link back into (source, options, compiler) for
-the unit test.
+"""An "Open in Compiler Explorer" link that carries the program itself,
+in the URL's fragment, which the browser never sends to a server (a path
+of a few kilobytes is the most a server accepts). Compiler Explorer's
+static/url.ts (read 2026-12-01): deserialiseState() tries rison, then
+JSON.parse(decodeURIComponent(fragment)) for the older "version 3" state,
+whose `sourcez` convertOldState() decompresses with lz-string's
+decompressFromBase64: this link's form, the program compressed
+(lzstring.py) to about half its size.
 """
 
 from __future__ import annotations
@@ -35,9 +30,8 @@ MAX_LINK = 65536
 
 @functools.lru_cache(maxsize=16)
 def link(source: str, options: str, compiler: str = COMPILER) -> str:
-    """The Compiler Explorer address that opens `source` with `options`
-    (remembered by its text: serve asks again for every unchanged day on
-    each save, and the compression is pure Python)."""
+    """The address that opens `source` with `options` (remembered: serve
+    asks again for every unchanged day on each save, and lzstring is slow)."""
     state = {"version": 3, "filterAsm": {},
              "compilers": [{"sourcez": lzstring.compress_to_base64(source), "options": options, "compiler": compiler}]}
     text = json.dumps(state, separators=(",", ":"), ensure_ascii=False)

@@ -1,38 +1,33 @@
-"""A lesson page's links as the site has them, rewritten where MkDocs reads
-the page (the site's hook, assets/hooks.py, on_page_markdown), so the site's
-Markdown sources are the pages as the repository has them. Standard library
-only: MkDocs' process imports it."""
+"""A lesson page's links as the site has them, rewritten as MkDocs reads
+the page (assets/hooks.py), so the site's Markdown sources are the pages
+as the repository has them. Standard library only: MkDocs imports it."""
 
 from __future__ import annotations
 
 import json
 import re
 
-# The front matter key that tells the hook a page is a lesson's, and which
-# source files its snippets link to (their order numbers the source page's
-# code blocks).
+# The front matter key that names a lesson page's source files, whose order
+# numbers the source page's code blocks.
 SOURCES_KEY = "course_sources"
 
 LINK_RE = re.compile(r"\]\((?P<target>[^)\s]+)\)")
 
 
 def front_matter(sources: list[str]) -> str:
-    """The YAML front matter a lesson's site page begins with (JSON, which
-    YAML reads as it is)."""
+    """A lesson's site page's front matter (JSON, which YAML reads as is)."""
     return f"---\n{SOURCES_KEY}: {json.dumps(list(sources))}\n---\n\n"
 
 
 def header_page(rel: str) -> str:
-    """The site page of a header file: common/course/launch.cuh ->
-    header/course-launch.md."""
+    """common/course/launch.cuh -> header/course-launch.md."""
     return "header/" + rel[len("common/"):].replace("/", "-").removesuffix(".cuh") + ".md"
 
 
 def rewrite(text: str, sources: list[str]) -> str:
-    """Links as the site has them: a snippet's source lines to the line on
-    the lesson's source page or the header's page (pymdownx's line anchors,
-    one numbering per code block), a research note or another day to its
-    page there."""
+    """A snippet's source lines to that line of the lesson's source page or
+    the header's page (pymdownx's anchors, one numbering per code block), a
+    research note or another day to its page on the site."""
     def fix(m: re.Match) -> str:
         target = m.group("target")
         if re.match(r"^[a-z]+:", target) or target.startswith("#"):

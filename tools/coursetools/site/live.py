@@ -1,11 +1,7 @@
 """MkDocs' live-reload server for `course serve`, started as `mkdocs serve`
-starts it (mkdocs/commands/serve.py, MkDocs 1.6.1, read 2026-12-02): a
-temporary site folder, one build, then MkDocs' LiveReloadServer watching
-the docs, the configuration and what the site's hook adds (the course's
-sources), rebuilding dirty on a change. One difference, the reason this
-file exists: its watcher looks every POLL_SECONDS, where `mkdocs serve`
-looks every half second and has no option for it; a save is on the page
-that much sooner.
+starts it (mkdocs/commands/serve.py, MkDocs 1.6.1, read 2026-12-02), but
+its watcher looks every POLL_SECONDS, where `mkdocs serve` looks every half
+second and has no option for it: a save is on the page that much sooner.
 
     python -m coursetools.site.live MKDOCS_YML PORT"""
 
@@ -16,12 +12,10 @@ import shutil
 import sys
 import tempfile
 
-# How often the watcher looks at the watched files: a tenth of a second
-# is past what a reader notices, and polling a few hundred files that
-# often costs a few percent of one core.
+# A tenth of a second is past what a reader notices, and polling a few
+# hundred files that often costs a few percent of one core.
 POLL_SECONDS = 0.1
-# How long a burst of saves (an editor writes a file and its backup) is
-# let settle before a rebuild: MkDocs' own value.
+# How long a burst of saves is let settle before a rebuild: MkDocs' value.
 SETTLE_SECONDS = 0.1
 HOST = "127.0.0.1"
 

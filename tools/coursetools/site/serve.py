@@ -1,17 +1,10 @@
 """`course serve`: the site on 127.0.0.1 with live reload, rebuilt as an
-author edits.
-
-It renders every page (as `course render` does: each lesson's README.md
-and figures, the snippets read afresh from the sources), writes the site's
-sources into build/site-src, and runs MkDocs' own server (as `mkdocs serve` does,
-live reload on; live.py) over them. MkDocs' own watcher watches lessons/, common/
-and research/ too (the site's hook, assets/hooks.py, adds them when
-serve starts it): before each of its rebuilds the hook asks `on_save`
-which watched files changed since the last render, renders the pages
-they can alter and rewrites the site's sources where they changed, in
-place; MkDocs then builds them and reloads the browser. A template error
-is printed, and shown in a box at the top of the last good pages, which
-stay served. The address is printed once the port answers."""
+author edits. It renders every page as `course render` does, writes the
+site's sources, and runs MkDocs' own server over them (live.py), whose
+watcher also watches WATCHED (the site's hook adds them): before each
+rebuild the hook calls `on_save`, which renders the pages the changed
+files can alter and rewrites the site's sources in place. A template error
+is printed, and shown in a box atop the last good pages, which stay served."""
 
 from __future__ import annotations
 
@@ -61,9 +54,8 @@ def touched(before: dict[str, int], now: dict[str, int]) -> set[str]:
 
 
 def lessons_to_render(changed: set[str] | None, lessons) -> list[str] | None:
-    """The lessons a change can alter: its own folder's lesson; every lesson
-    for a change to the shared header; none for a research note (the site
-    alone). None: all."""
+    """The lessons a change can alter (None: all, for the shared header;
+    none for a research note, the site alone)."""
     if changed is None or any(c.startswith("common/") for c in changed):
         return None
     dirs = {"/".join(c.split("/")[:2]) for c in changed if c.startswith("lessons/")}
@@ -71,7 +63,6 @@ def lessons_to_render(changed: set[str] | None, lessons) -> list[str] | None:
 
 
 def refresh_state() -> None:
-    """build/evidence-state.json written again by `course evidence state`."""
     proc = subprocess.run([sys.executable, "-m", "coursetools", "evidence", "state"], capture_output=True, text=True,
                           cwd=manifest.ROOT, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
     if proc.returncode != 0:
@@ -89,9 +80,8 @@ def rebuild(out: Path, changed: set[str] | None = None, quiet: bool = False) -> 
         try:
             states = ev_state.load(lessons)
         except EvidenceError:
-            # The evidence's state is missing or older than the sources (a
-            # change of code): written again as the build writes it, in a
-            # process of its own (serve runs no verification itself).
+            # Missing or older than the sources: written again as the build
+            # writes it, in a process of its own (serve verifies nothing).
             refresh_state()
             states = ev_state.load(lessons)
         # One read of the state for the pages and the site's sources both.
@@ -118,8 +108,7 @@ def rebuild(out: Path, changed: set[str] | None = None, quiet: bool = False) -> 
 
 def wait_for_port(port: int, server, every: float = 0.2) -> bool:
     """True once 127.0.0.1:`port` accepts a connection, False if `server`
-    (a Popen) ends first. No time limit of its own: a loaded machine may
-    take minutes, and Ctrl-C stops the wait as it stops serve."""
+    ends first. No time limit: a loaded machine may take minutes."""
     while server.poll() is None:
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=1):
@@ -134,9 +123,7 @@ def _snapshot_file() -> Path:
 
 
 def on_save(root: Path, out: Path) -> None:
-    """Before each of MkDocs' rebuilds while serving (the site's hook): the
-    pages the watched files changed since the last render can alter,
-    rendered again."""
+    """Before each of MkDocs' rebuilds: render what the changed files can alter."""
     path = _snapshot_file()
     try:
         before = json.loads(path.read_text(encoding="utf-8"))
@@ -146,10 +133,9 @@ def on_save(root: Path, out: Path) -> None:
     now = snapshot(root)
     if before is not None and now == before:
         if not _warm:
-            # MkDocs' first build, of what serve has just rendered: render
-            # once more here, writing nothing new, so that the first save
-            # finds the records read, the templates compiled and the
-            # verdicts remembered in this process (0.7 s sooner).
+            # MkDocs' first build, of what serve has just rendered: render once
+            # more, writing nothing, so the first save finds this process warm
+            # (0.7 s sooner).
             _warm = True
             rebuild(out, quiet=True)
         return
@@ -157,9 +143,8 @@ def on_save(root: Path, out: Path) -> None:
     try:
         rebuild(out, touched(before, now) if isinstance(before, dict) else None)
     except BaseException:
-        # Not a problem rebuild reports (a bug, an interrupt): forget the
-        # snapshot, so the next build renders everything again rather than
-        # leave this change's pages unrendered without a word.
+        # A bug or an interrupt: forget the snapshot, so the next build
+        # renders everything rather than leave this change's pages unrendered.
         path.unlink(missing_ok=True)
         raise
 
@@ -171,22 +156,19 @@ def serve(port: int, out: Path) -> int:
     if not 1 <= port <= 65535:
         raise UsageError(f"--port {port} is not a port number (1 to 65535)")
     site_build.mkdocs_binary()  # installed, or the configure step's advice
-    # The files as they were before the first render: a save made while it
-    # renders, while MkDocs builds, or as the address is printed is a change
-    # the hook's first look finds.
+    # The files before the first render: a save made while it renders or
+    # MkDocs builds is a change the hook's first look finds.
     root = manifest.ROOT
     write_atomic(_snapshot_file(), json.dumps(snapshot(root)))
     if not rebuild(out):
         raise CourseError("serve: the pages do not render; nothing to serve")
     config = site_build.prepare(out, in_place=True, serving=True)
-    # MkDocs' server as `mkdocs serve --dirty` starts it, its watcher looking
-    # more often (live.py); dirty: only the pages that changed are rebuilt
-    # (the site build proper, strict and whole, is `course site build`).
+    # MkDocs' server as `mkdocs serve --dirty` starts it (live.py): only the
+    # pages that changed are rebuilt (strict and whole: `course site build`).
     cmd = [sys.executable, "-m", "coursetools.site.live", str(config), str(port)]
     env = site_build.hook_environment(**{ROOT_ENV: str(root), OUT_ENV: str(out)})
     server = subprocess.Popen(cmd, stdout=sys.stdout, stderr=sys.stderr, env=env)
-    # The address once the port answers, not before: MkDocs builds the
-    # whole site first, which takes minutes on a loaded machine.
+    # The address once the port answers: MkDocs builds the whole site first.
     if not wait_for_port(port, server):
         raise CourseError(f"serve: MkDocs' server stopped before it answered on port {port} "
                           f"(exit {server.returncode}); its messages are above")

@@ -1,7 +1,6 @@
-"""The site's Markdown transforms: what a rendered page becomes on the
-site (its notices as admonitions, long blocks and sections folded for a
-phone, a source file as one code block, serve's box of problems); the
-MkDocs driver that applies them is build.py."""
+"""What a rendered page's Markdown becomes on the site (build.py applies
+these): notices as admonitions, long blocks and sections folded for a
+phone, a source file as one code block, serve's box of problems."""
 
 from __future__ import annotations
 
@@ -11,11 +10,10 @@ from ..sources import snippets
 
 
 def admonitions(text: str, provenance: str | None) -> str:
-    """The page's UNVERIFIED notice and provenance line as admonitions the
-    theme styles; everything else stays as written. The green "Verified"
-    box comes only from `provenance`, the line the renderer writes for a
-    lesson whose evidence is valid now (pages/rows.py), and only where the
-    page holds exactly that line: a line typed to look like it is text."""
+    """The page's UNVERIFIED notice and provenance line as admonitions. The
+    green "Verified" box comes only from `provenance`, the line the renderer
+    writes for valid evidence (pages/rows.py), once, where the page holds
+    exactly that line: a line typed to look like it stays text."""
     out = []
     for line in text.split("\n"):
         if line.startswith("> **UNVERIFIED.**"):
@@ -30,13 +28,10 @@ def admonitions(text: str, provenance: str | None) -> str:
 
 
 # On a phone a long table wraps every cell onto lines of its own, and long
-# code and text (a program's whole output) are long scrolls: each folds into a
-# block (pymdownx.details, class "fold") that is open on a wide screen and
-# closed on a narrow one (course.js closes them under FOLD_BELOW_PX), so a
-# phone's reader gets the text and opens what they want. A table of more
-# rows or columns than these, or a code or output block of more lines,
-# folds (on a 390 px screen a table of five columns wraps each cell onto
-# four lines or more).
+# code and output are long scrolls: each folds into a block (pymdownx.details,
+# class "fold") open on a wide screen, closed on a narrow one (course.js,
+# FOLD_BELOW_PX). A table of more rows or columns than these (at 390 px five
+# columns wrap each cell onto four lines or more), or a block of more lines.
 FOLD_TABLE_ROWS = 6
 FOLD_TABLE_COLUMNS = 4
 FOLD_CODE_LINES = 12
@@ -74,16 +69,13 @@ def fold_long_blocks(page: str) -> str:
     return "\n".join(out)
 
 
-# On a phone a section's first paragraph says what the section is about;
-# the rest of it (its tables, code and the prose that reads them) folds
-# into a block titled with the section's name, open on a wide screen, where
-# its title is hidden and the page reads as written (course.css), and
-# closed on a narrow one (course.js). A chart stays out of the fold: it is
-# what a phone's reader scrolls for, and the layout check measures its
-# labels as shown; so does raw HTML, which Markdown reads otherwise inside
-# a fold. A test holds that a fold changes nothing a reader sees open. A
-# rest shorter than this many lines, and of fewer characters than this
-# (a long line wraps on a phone as many short ones do), stays as it is.
+# On a phone a section's first paragraph says what it is about; the rest
+# folds into a block titled with the section's name, open on a wide screen
+# with its title hidden (course.css), closed on a narrow one (course.js). A
+# chart stays out (a phone's reader scrolls for it, and the layout check
+# measures its labels as shown), and so does raw HTML, which Markdown reads
+# otherwise inside a fold. A rest of fewer lines and characters than these
+# (a long line wraps as many short ones do) stays as it is.
 FOLD_SECTION_LINES = 6
 FOLD_SECTION_CHARS = 600
 _CHART_LINE = re.compile(r"^!\[[^\]]*\]\(figures/[^)]+\.svg\)\s*$")
@@ -94,24 +86,16 @@ _HTML_OPEN = re.compile(r"^ {0,3}<([A-Za-z][A-Za-z0-9-]*)")
 
 
 def _fence_end(lines: list[str], i: int) -> int:
-    """The index after the fence that opens at lines[i] (its closing line
-    included), or len(lines) where it never closes."""
-    mark = _FENCE.match(lines[i]).group(1)
-    i += 1
-    while i < len(lines):
-        m = _FENCE.match(lines[i])
-        if m and m.group(1)[0] == mark[0] and len(m.group(1)) >= len(mark) and not lines[i].strip().strip(mark[0]):
-            return i + 1
-        i += 1
-    return i
+    """The index after the fence that opens at lines[i] closes (or len(lines))."""
+    fence = _FENCE.match(lines[i]).group(1)
+    closes = (j + 1 for j in range(i + 1, len(lines)) if snippets.fence_step(fence, lines[j])[1])
+    return next(closes, len(lines))
 
 
 def _blocks(lines: list[str]) -> list[tuple[str, list[str]]]:
-    """Markdown blocks as (kind, lines), each with the blank lines after it:
-    a fence to its close; a folded or admonition block with its indented
-    lines; a list with every item, its indented continuations and the blank
-    lines between items; an HTML block to its closing tag; a table; a
-    paragraph to a blank line (a fence that opens in it, to its close)."""
+    """Markdown blocks as (kind, lines), each with the blank lines after it
+    (a list with its items' continuations and the blanks between them; a
+    paragraph to a blank line, a fence that opens in it to its close)."""
     out: list[tuple[str, list[str]]] = []
     i = 0
     while i < len(lines):
@@ -159,8 +143,7 @@ def _blocks(lines: list[str]) -> list[tuple[str, list[str]]]:
 
 
 def _prose(kind: str, block: list[str]) -> bool:
-    """A paragraph of the page's own words: not code, a fold, a list, a
-    table, a chart, HTML, a heading or a snippet's source link."""
+    """A paragraph of the page's own words, not a chart or a snippet's link."""
     return kind == "paragraph" and not re.match(r"^\s*(!\[|\[`)", block[0])
 
 
@@ -209,16 +192,14 @@ def fold_sections(page: str) -> str:
 
 
 def fenced_code(code: str) -> str:
-    """A whole file as one code block, its fence longer than any run of
-    backticks in it."""
+    """A whole file as one code block."""
     code = code if code.endswith("\n") else code + "\n"
     fence = snippets.fence_for(code.split("\n"))
     return f"{fence} cuda linenums=\"1\"\n{code}{fence}\n"
 
 
 def problems_box(problems: list[str]) -> str:
-    """A red box atop a served page with the last save's problems, each
-    line shown as code (escaped, whatever a diagnostic quotes)."""
+    """A red box atop a served page with the last save's problems, as code."""
     lines = [" ".join(str(p).split())[:300] for p in problems[:20]]
     more = len(problems) - len(lines)
     body = "\n".join(f"        {line}" for line in lines + ([f"... and {more} more"] if more > 0 else []))

@@ -1,12 +1,8 @@
 """A lesson's CMakeLists.txt holds one course_add_lesson() call and
-nothing else: no custom command, no post-build step, no target or flag
-of its own. What shapes a lesson's binary is then the course's build
-(cmake/, digested for every lesson) plus that one call's arguments
-(digested for this lesson), and nothing a lesson can add beside them.
-
-configure refuses any other command (lessons/CMakeLists.txt reads the
-file before it adds it); `record`, `promote` and `verify` check the same
-on the tokens (hashlex), naming the line.
+nothing else, so what shapes its binary is the course's build (cmake/,
+digested for every lesson) plus that call's arguments (digested for the
+lesson). configure refuses any other command (lessons/CMakeLists.txt);
+`record`, `promote` and `verify` check the same on the tokens (hashlex).
 """
 
 from __future__ import annotations
@@ -30,10 +26,10 @@ def build_file_problems(lesson: Lesson) -> list[Diagnostic]:
     except hashlex.Unreadable as e:
         return [Diagnostic(rel, e.line, 0, f"{e}")]
     want = f"expected one {CALL}(...) call and nothing else (no custom commands, post-build steps, targets or flags)"
-    if not tokens or tokens[0][0] != CALL or len(tokens) < 2 or tokens[1][0] != "(":
-        line = tokens[0][1] if tokens else 1
-        found = tokens[0][0] if tokens else "nothing"
-        return [Diagnostic(rel, line, 0, f"{want}; found {found!r} first")]
+    if not tokens:
+        return [Diagnostic(rel, 1, 0, f"{want}; found 'nothing' first")]
+    if tokens[0][0] != CALL or len(tokens) < 2 or tokens[1][0] != "(":
+        return [Diagnostic(rel, tokens[0][1], 0, f"{want}; found {tokens[0][0]!r} first")]
     for i, (tok, line) in enumerate(tokens[2:], 2):
         if tok == "(":
             return [Diagnostic(rel, line, 0, f"{want}; found a parenthesis inside its arguments")]

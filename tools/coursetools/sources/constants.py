@@ -23,17 +23,15 @@ class NoSuchConstant(LookupError):
 
 @functools.lru_cache(maxsize=64)
 def _lexed(text: str) -> tuple[str, list[str]]:
-    """A source's code without its comments (a #define a comment holds is
-    not the program's) and its code tokens; by text, so a page asking for
-    many constants lexes each file once."""
+    """A source's code without its comments and its code tokens, by text:
+    a page asking for many constants lexes each file once."""
     return cpplex.without_comments(text), cpplex.code_tokens(text)
 
 
 def source_constant(lesson: Lesson, name: str) -> str:
-    """The text of `name`'s initializer in the lesson's sources or the
-    shared header: `constexpr T name = VALUE;`, `const T name = VALUE;` or
-    `#define name VALUE`. Comments are not read; VALUE is returned with
-    its tokens joined by single spaces."""
+    """VALUE of `constexpr T name = VALUE;`, `const T name = VALUE;` or
+    `#define name VALUE` in the lesson's sources or the shared header
+    (comments not read), its tokens joined by single spaces."""
     if not NAME_RE.match(name):
         raise NoSuchConstant(f"'{name}' is not a C++ name")
     root = manifest.ROOT
@@ -46,21 +44,16 @@ def source_constant(lesson: Lesson, name: str) -> str:
         for i, tok in enumerate(tokens[:-1]):
             if tok == name and tokens[i + 1] == "=" and ("constexpr" in tokens[max(0, i - 6):i]
                                                         or "const" in tokens[max(0, i - 6):i]):
-                end = i + 2
-                while end < len(tokens) and tokens[end] != ";":
-                    end += 1
-                value = " ".join(tokens[i + 2:end])
-                return value.replace(" ,", ",")
+                end = tokens.index(";", i + 2) if ";" in tokens[i + 2:] else len(tokens)
+                return " ".join(tokens[i + 2:end]).replace(" ,", ",")
     raise NoSuchConstant(f"no constant '{name}' in {lesson.target}'s sources or the shared header "
                          "(constexpr, const or #define)")
 
 
 def enum_values(lesson: Lesson) -> dict[str, int]:
     """Each enumerator of the lesson's sources and the shared header as
-    `Enum::Name` with its value (`enum class Tail { Atomic, Store }` gives
-    Tail::Atomic 0 and Tail::Store 1; `= N` with a literal N restarts the
-    count; an enum whose values are expressions is left out). What lets a
-    lesson name a template's instance by its source spelling."""
+    `Enum::Name`: its value (an enum whose values are expressions is left
+    out), so a lesson names a template's instance as its source spells it."""
     root = manifest.ROOT
     out: dict[str, int] = {}
     for rel in (*lesson.sources, *manifest.header_files(root)):
@@ -71,17 +64,11 @@ def enum_values(lesson: Lesson) -> dict[str, int]:
                 if not item:
                     continue
                 name, _, value = (part.strip() for part in item.partition("="))
-                if value:
-                    number = integer_value(value)
-                    if number is None:
-                        values = None
-                        break
-                    nxt = number
-                if not NAME_RE.match(name):
+                number = integer_value(value) if value else nxt
+                if number is None or not NAME_RE.match(name):
                     values = None
                     break
-                values[name] = nxt
-                nxt += 1
+                values[name], nxt = number, number + 1
             for name, value in (values or {}).items():
                 out[f"{m.group(1)}::{name}"] = value
     return out
@@ -93,9 +80,8 @@ _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, as
 
 def integer_value(text: str) -> int | None:
     """The value of an integer constant expression as C++ writes one
-    (`16777216ull - 611ull`, `1u << 16`, `2 * kThreads` is not: names are
-    not followed), or None: literals with their suffixes, + - * / % << >>,
-    parentheses. Evaluated on its syntax tree, never executed."""
+    (`16777216ull - 611ull`, `1u << 16`; names are not followed), or None.
+    Evaluated on its syntax tree, never executed."""
     if not re.fullmatch(r"[0-9a-fA-FxXuUlL+\-*/%<>() ]{1,200}", text):
         return None
     plain = re.sub(r"\b(0[xX][0-9a-fA-F]+|\d+)[uUlL]+\b", r"\1", text).replace("/", "//")

@@ -1,19 +1,9 @@
-"""A small C++ lexer, linear in the size of its input.
-
-Two tools need to know what in a source is code, what is a comment and
-what is a literal: the snippet extractor (a marker is a whole-line `//`
-comment in code, never text inside a raw string or a block comment) and
-the sources digest (comments and whitespace dropped, literals kept whole).
-
-One regular expression, run by finditer in C, finds every token. Each
-alternative is linear: a comment or literal that never closes runs to the
-end of the text in one match instead of being retried at every position,
-so a 1 MB line costs milliseconds, not minutes.
-
-The tokens are coarser than C++'s: a run of operator characters is one
-token (`+-` is one, `+ -` two). For the digest that errs the safe way: an
-edit that only adds a space inside such a run reads as a change of code,
-never the reverse.
+"""A small C++ lexer for the snippet extractor and the sources digest. One
+regular expression, run by finditer in C, finds every token; each
+alternative is linear (a comment or literal that never closes runs to the
+end in one match, not retried at every position), so a 1 MB line costs
+milliseconds. A run of operator characters is one token (`+-` one, `+ -`
+two): for the digest that errs the safe way.
 """
 
 from __future__ import annotations
@@ -39,11 +29,9 @@ _LEX = re.compile(
 )
 
 # For the snippet scanner, which needs only comments, literals and which
-# lines hold code: the same comment and literal alternatives (adjacent
-# literals, or adjacent block comments, as one match), and code in long
-# runs (anything but a slash, a quote, a newline or a letter that may
-# start a literal's prefix), so a line costs a few matches, not one per
-# token.
+# lines hold code: adjacent literals or block comments as one match, and
+# code in long runs (up to a slash, a quote, a newline or a letter that may
+# start a literal's prefix), so a line costs a few matches, not one a token.
 SCAN = re.compile(
     r"""
     (?P<newline>\n)
@@ -69,31 +57,24 @@ class Token(NamedTuple):
 
 
 def tokens(text: str):
-    """Every token of `text`, whitespace and comments included."""
-    line = 1
-    line_start = 0
+    line, line_start = 1, 0
     for m in _LEX.finditer(text):
         kind = m.lastgroup
         if kind == "delim":  # a raw string reports its inner group last
             kind = "raw"
-        tok = m.group()
-        start = m.start()
+        tok, start = m.group(), m.start()
         yield Token(kind, tok, start, line, start - line_start + 1)
         if kind == "newline":
             line += 1
             line_start = start + 1
-        elif kind in ("block_comment", "raw", "space", "literal"):
-            newlines = tok.count("\n")
-            if newlines:
-                line += newlines
-                line_start = start + tok.rfind("\n") + 1
+        elif kind in ("block_comment", "raw", "space", "literal") and "\n" in tok:
+            line += tok.count("\n")
+            line_start = start + tok.rfind("\n") + 1
 
 
 class Splice(ValueError):
     """A backslash-newline where this lexer and the compiler would
-    disagree on what is a comment: at the end of a // comment (the next
-    line joins the comment), inside a block comment (it can make an
-    earlier */), or inside a quoted literal (the literal goes on)."""
+    disagree on what is a comment or a literal (_splice_problem says how)."""
 
     def __init__(self, line: int, col: int, what: str):
         super().__init__(what)
@@ -102,8 +83,7 @@ class Splice(ValueError):
 
 @functools.lru_cache(maxsize=64)  # by text: a state check reads every lesson's files again
 def without_comments(text: str) -> str:
-    """`text` with each comment replaced by the newlines it held, so that
-    what is left is the code, on the lines it was on."""
+    """`text` with each comment replaced by the newlines it held."""
     return "".join(t.text if t.kind not in ("line_comment", "block_comment") else "\n" * t.text.count("\n")
                    for t in tokens(text))
 
@@ -122,24 +102,18 @@ def _splice_problem(kind: str, tok: str) -> str | None:
 
 def _closed(lit: str) -> bool:
     """Whether a quoted literal token ends with its own, unescaped quote."""
-    if len(lit) < 2 or lit[-1] != lit[0]:
-        return False
     backslashes = len(lit[1:-1]) - len(lit[1:-1].rstrip("\\"))
-    return backslashes % 2 == 0
+    return len(lit) >= 2 and lit[-1] == lit[0] and backslashes % 2 == 0
 
 
 def code_tokens(text: str) -> list[str]:
-    """The token stream the sources digest covers: comments and whitespace
-    dropped, literals kept whole, line continuations joined. Preprocessor
-    directives keep their line structure (a newline token ends each), and
-    a #define's name is joined to a `(` right after it, since
-    `#define F(x)` and `#define F (x)` mean different things."""
+    """The tokens the sources digest covers: comments and whitespace dropped,
+    a newline token ending each directive, and a #define's name joined to a
+    `(` right after it (`#define F(x)` and `#define F (x)` differ)."""
     out: list[str] = []
     append = out.append
-    in_directive = False
-    at_line_start = True
+    in_directive, at_line_start, words = False, True, 0
     define_at = -1  # where a #define's macro name ends
-    words = 0
     for m in _LEX.finditer(text):
         kind = m.lastgroup
         if kind in ("line_comment", "block_comment", "literal"):

@@ -1,33 +1,21 @@
 """The sources digest: what ties a record to the code and the build that
-produced it.
-
-It covers everything that shapes a lesson's binary or its page:
+produced it. It covers everything that shapes a lesson's binary or page:
 
   - the lesson's sources, the shared header and its parts, every file in
     common/ (an include folder: a common/cub/... would shadow CUB) and
     every file in the lesson's folder a compiler could include (a
-    course.cuh dropped beside the .cu would shadow the shared one);
-  - every file those include, followed as the compiler follows an
-    #include, wherever in the repository it lies (includes.py), and every
-    file of the repository the compiler itself says it opened for the
-    lesson (its dependency output, where the build has one);
-  - the build's definition: the lesson's CMakeLists.txt, lessons/ and the
-    top CMakeLists.txt, the experiments' CMakeLists.txt (the same configure
-    reads it), CMakePresets.json, cmake/CourseLesson.cmake (which defines
-    how every lesson builds); and the lesson's lesson.toml, which its page
-    and review read. The course's other CMake files (CourseVenv and
-    CourseTools: the tools, their tests and the site; CheckArchCourse: a
-    test's script) shape no lesson's binary: the recorded binary is built
-    by the gpu-only preset, which reads none of them, and the course
-    build's lesson targets are held to the course's own flags after every
-    file has been read (the manifest is written last, and `verify` reads
-    compile_commands.json). A change to the suite keeps the evidence.
+    course.cuh beside the .cu would shadow the shared one);
+  - every repository file those include (includes.py), and every one the
+    compiler says it opened (its dependency output, where the build has one);
+  - the build's definition (BUILD_FILES, the lesson's CMakeLists.txt) and
+    its lesson.toml. The other CMake files (TOOLS_ONLY; CheckArchCourse)
+    shape no recorded binary: the gpu-only preset that builds it reads none,
+    and `verify` holds the course build's targets to the course's flags.
 
 Each file is read as tokens (cpplex for C++, hashlex for CMake, TOML and
-JSON): comments and whitespace dropped, literals kept whole. A comment or
-a formatting change keeps a record valid; any other change, down to one
-character of a string, makes it stale. A file that cannot be read
-unambiguously has no digest: it is an error, not a guess.
+JSON): a comment or a formatting change keeps a record valid; any other
+change, down to one character of a string, makes it stale. A file that
+cannot be read unambiguously has no digest: it is an error, not a guess.
 """
 
 from __future__ import annotations
@@ -43,22 +31,16 @@ from . import cpplex, hashlex
 
 METHOD = "course-tokens/2"
 # An include directive's header name, <...> or "...": inside it, '/*' is
-# part of a path, not the start of a comment.
-# A directive's '#' may be spelled '%:', its digraph ([lex.digraph]).
+# part of a path, not a comment. '%:' is the digraph of '#' ([lex.digraph]).
 INCLUDE_RE = re.compile(r'^[ \t]*(?:#|%:)[ \t]*(?:include|include_next|import)[ \t]*(?:<(?P<name>[^>\n]*)>|"(?P<q>[^"\n]*)")',
                         re.M)
-# The build's own files, which every lesson's binary depends on.
-# The experiments' folder is added to the same configure, so it could
-# change a lesson's target as well as any other of these files.
+# The build's own files, which every lesson's binary depends on (the
+# experiments' folder is added to the same configure).
 BUILD_FILES = ("CMakeLists.txt", "CMakePresets.json", "lessons/CMakeLists.txt", "research/experiments/CMakeLists.txt",
                "cmake/CourseLesson.cmake")
 # Included only where the tools are on (if(COURSE_TOOLS) in CMakeLists.txt):
 # never by the gpu-only build that makes a recorded binary.
 TOOLS_ONLY = ("CourseVenv", "CourseTools")
-
-
-def sha256_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def _text(data: bytes, shown: str) -> str:
@@ -107,7 +89,6 @@ def _cpp_tokens(text: str, shown: str) -> list[str]:
 
 
 def tokens_of(rel: str, text: str) -> list[str]:
-    """The file's tokens, by the language its name says it is in."""
     name = rel.rsplit("/", 1)[-1]
     try:
         if name == "CMakeLists.txt" or name.endswith(".cmake"):
@@ -124,24 +105,18 @@ def tokens_of(rel: str, text: str) -> list[str]:
 
 @functools.lru_cache(maxsize=256)  # by content: a state check digests every lesson's files again
 def file_digest(data: bytes, shown: str = "<source>") -> str:
-    """SHA-256 over the file's tokens. SourceError where the file cannot
-    be read as tokens unambiguously (a backslash-newline that would let
-    the compiler see code this digest takes for a comment, a string that
-    never closes): such a file has no digest."""
-    tokens = tokens_of(shown, _text(data, shown))
-    joined = "\x1f".join(tokens)
-    return sha256_bytes(joined.encode("utf-8", errors="surrogateescape"))
+    """SHA-256 over the file's tokens (SourceError: none can be read)."""
+    joined = "\x1f".join(tokens_of(shown, _text(data, shown)))
+    return hashlib.sha256(joined.encode("utf-8", errors="surrogateescape")).hexdigest()
 
 
 def build_files(root: Path) -> list[str]:
-    """The build definition every lesson shares, relative to `root`."""
     return [f for f in BUILD_FILES if (root / f).is_file()]
 
 
 def sources_digest(files: tuple[str, ...], root: Path) -> dict:
-    """Each file's token digest and one digest over the sorted (path,
-    digest) pairs. A missing or unreadable file digests as 'missing'; a
-    file the digest refuses is an error."""
+    """Each file's token digest (a missing or unreadable one: 'missing')
+    and one digest over the sorted (path, digest) pairs."""
     out = {}
     for rel in sorted(set(files)):
         try:
@@ -151,4 +126,4 @@ def sources_digest(files: tuple[str, ...], root: Path) -> dict:
             continue
         out[rel] = file_digest(data, rel)
     joined = "".join(f"{path}\0{h}\n" for path, h in sorted(out.items()))
-    return {"method": METHOD, "digest": sha256_bytes(joined.encode()), "files": out}
+    return {"method": METHOD, "digest": hashlib.sha256(joined.encode()).hexdigest(), "files": out}

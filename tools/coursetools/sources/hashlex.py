@@ -1,19 +1,9 @@
-"""Token streams of the build's own files, for the sources digest.
-
-The digest reads a lesson's CMakeLists.txt, cmake/ and lesson.toml as
-tokens, the way cpplex reads C++: comments and whitespace dropped,
-everything else (names, arguments, strings) kept whole, so that a comment
-or a re-indented line keeps a record valid and any other change makes it
-stale. Where a file cannot be read unambiguously (a string or bracket
-that never closes), the digest refuses it rather than guess what is a
-comment.
-
-  cmake_tokens   CMake's language: `#` comments and `#[[ ]]` bracket
-                 comments dropped; quoted and bracket arguments whole
-  toml_tokens    TOML: `#` comments dropped; the four string forms whole;
-                 `[ ] { } = ,` separate tokens
-  json_tokens    JSON: the document re-written canonically (keys sorted)
-"""
+"""Token streams of the build's own files (CMake, TOML, JSON) for the
+sources digest, the way cpplex reads C++: comments and whitespace dropped,
+everything else kept whole, so a comment or a re-indented line keeps a
+record valid and any other change makes it stale. A file that cannot be
+read unambiguously (a string or bracket that never closes) is refused
+rather than guessed at."""
 
 from __future__ import annotations
 
@@ -22,8 +12,6 @@ import re
 
 
 class Unreadable(ValueError):
-    """A file the digest cannot split into tokens unambiguously."""
-
     def __init__(self, message: str, line: int):
         super().__init__(message)
         self.line = line
@@ -38,24 +26,28 @@ _CMAKE_UNQUOTED = re.compile(r'(?:[^\s()#"\\]|\\.)+', re.S)
 
 
 def cmake_tokens(text: str) -> list[str]:
-    """CMake's tokens (its reference manual, cmake-language(7)): bracket
-    comments `#[=[ ... ]=]`, line comments `# ...`, parentheses, quoted
-    arguments (backslash escapes inside), bracket arguments and unquoted
-    arguments."""
+    """CMake's tokens (cmake-language(7)), comments dropped."""
     return [tok for tok, _ in cmake_tokens_at(text)]
 
 
 def _line_end(text: str, i: int) -> int:
-    """Where the line that `i` is on ends (a # comment's end)."""
     j = text.find("\n", i)
     return len(text) if j < 0 else j
 
 
+def _bracket_end(text: str, i: int, m: re.Match, what: str) -> int:
+    """Where the bracket comment or argument at `i` (`m` its opening) ends."""
+    close = "]" + m.group(1) + "]"
+    end = text.find(close, m.end())
+    if end < 0:
+        raise Unreadable(f"a bracket {what} that never closes", _line(text, i))
+    return end + len(close)
+
+
 def cmake_tokens_at(text: str) -> list[tuple[str, int]]:
-    """cmake_tokens(), each with the line it starts on. Two arguments with
-    nothing between them (`set(archs"${min}")`) are one argument to CMake's
-    own parser, so they are one token here too: the same tokens mean the
-    same arguments to both."""
+    """cmake_tokens(), each with its line. Two arguments with nothing
+    between them (`set(archs"${min}")`) are one to CMake's parser, so one
+    token here too."""
     out: list[tuple[str, int]] = []
     ends: list[int] = []  # where each token of `out` ends
     i, n = 0, len(text)
@@ -74,14 +66,7 @@ def cmake_tokens_at(text: str) -> list[tuple[str, int]]:
             i += 1
         elif c == "#":
             m = _CMAKE_BRACKET_OPEN.match(text, i + 1)
-            if m:
-                close = "]" + m.group(1) + "]"
-                end = text.find(close, m.end())
-                if end < 0:
-                    raise Unreadable("a bracket comment that never closes", _line(text, i))
-                i = end + len(close)
-            else:
-                i = _line_end(text, i)
+            i = _bracket_end(text, i, m, "comment") if m else _line_end(text, i)
         elif c in "()":
             emit(c, i)
             i += 1
@@ -94,12 +79,9 @@ def cmake_tokens_at(text: str) -> list[tuple[str, int]]:
             emit(text[i:j + 1], i)
             i = j + 1
         elif (m := _CMAKE_BRACKET_OPEN.match(text, i)) is not None:
-            close = "]" + m.group(1) + "]"
-            end = text.find(close, m.end())
-            if end < 0:
-                raise Unreadable("a bracket argument that never closes", _line(text, i))
-            emit(text[i:end + len(close)], i)
-            i = end + len(close)
+            end = _bracket_end(text, i, m, "argument")
+            emit(text[i:end], i)
+            i = end
         else:
             m = _CMAKE_UNQUOTED.match(text, i)
             if m is None:  # a lone backslash at the very end
@@ -114,8 +96,7 @@ _TOML_PUNCT = re.compile(r"[\[\]{}=,]|[^\s\[\]{}=,\"'#]+")
 
 
 def toml_tokens(text: str) -> list[str]:
-    """TOML's tokens: strings whole (basic, literal, and both multi-line
-    forms), `#` comments outside strings dropped, the punctuation apart."""
+    """TOML's tokens: the four string forms whole, `#` comments dropped."""
     out: list[str] = []
     i, n = 0, len(text)
     while i < n:
@@ -124,14 +105,10 @@ def toml_tokens(text: str) -> list[str]:
             i += 1
         elif c == "#":
             i = _line_end(text, i)
-        elif c in "\"'":
-            m = _TOML_STRING.match(text, i)
+        else:  # _TOML_PUNCT matches whatever else comes
+            m = (_TOML_STRING if c in "\"'" else _TOML_PUNCT).match(text, i)
             if m is None:
                 raise Unreadable("a string that never closes", _line(text, i))
-            out.append(m.group(0))
-            i = m.end()
-        else:
-            m = _TOML_PUNCT.match(text, i)
             out.append(m.group(0))
             i = m.end()
     return out

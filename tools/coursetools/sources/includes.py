@@ -1,19 +1,12 @@
 """Which files of the repository a lesson's compiler reads, for the
-sources digest.
+sources digest, which takes both answers:
 
-Two answers, and the digest takes both:
-
-  - followed(): every #include followed from the lesson's sources and the
-    shared header as the compiler resolves it: "name" beside the including
-    file first, then in common/ (the one include folder the build adds);
-    <name> in common/, else it is the toolchain's. A file found inside the
-    repository is digested wherever it lies; one found outside it (an
-    absolute path, a run of '..') is refused, as is an #include whose file
-    name is a macro, which no scan can follow.
-  - compiler_read(): what the compiler itself wrote in its dependency
-    output (the build's .d files) when the lesson was last built: every
-    file it opened. Those inside the repository are digested too; one
-    outside both the repository and the toolchain is refused.
+  - followed(): every #include followed as the compiler resolves it
+    ("name" beside the including file, then in common/, the one include
+    folder the build adds; <name> in common/, else the toolchain's). A file
+    outside the repository, or a file name made by a macro, is refused.
+  - compiler_read(): every file the compiler's dependency output (.d)
+    says it opened; one outside the repository and the toolchain is refused.
 """
 
 from __future__ import annotations
@@ -29,16 +22,14 @@ from .digest import INCLUDE_RE
 
 # A directive whose file name is neither "..." nor <...>: a macro.
 COMPUTED_RE = re.compile(r'^[ \t]*(?:#|%:)[ \t]*(?:include|include_next|import)\b[ \t]*(?=[^<" \t\n])(\S+)', re.M)
-# Where a toolchain lives: the compiler's and the system's headers. A
-# file the compiler read from anywhere else outside the repository is not
-# something a record can vouch for.
+# Where a toolchain lives; a file the compiler read from anywhere else
+# outside the repository is not something a record can vouch for.
 TOOLCHAIN_PREFIXES = ("/usr/", "/opt/", "/lib/", "/lib64/")
 
 
 def _real(path: Path, dirs: dict[str, str]) -> Path | None:
-    """path.resolve(), its folder's resolution remembered in `dirs`: the
-    same answer, as a file that is itself a link, or a name such as '..',
-    is resolved whole."""
+    """path.resolve(), its folder's resolution remembered in `dirs` (a link,
+    or a name such as '..', resolved whole)."""
     s = os.fspath(path)
     head, name = os.path.split(s)
     try:
@@ -67,17 +58,13 @@ def _inside(path: Path, root: Path) -> str | None:
         return None
 
 
-# What reads a file without #include, so that neither the digest nor the
-# compiler's dependency file would name it: the assembler's .incbin, C23's
-# #embed, and __has_include, whose answer a file's existence changes. And
-# what makes a comment, a blank line or a rebuild change the program while
-# the digest stays: __LINE__ and __COUNTER__ outside a diagnostic (the
-# header's CUDA_CHECK prints __LINE__; nothing else may use it), their kin
-# that a move of code changes (the builtins behind std::source_location:
-# __builtin_LINE, __builtin_COLUMN, __builtin_FILE, __builtin_FUNCTION,
-# __builtin_source_location; std::source_location itself), the file's and
-# the build's time (__TIMESTAMP__, __DATE__, __TIME__), and '##', which
-# pastes a name no scan of the text reads (CAT(__LI, NE__) is __LINE__).
+# What reads a file without #include, which neither the digest nor the
+# dependency file would name (.incbin, #embed, __has_include, whose answer
+# a file's existence changes); and what makes a comment, a blank line or a
+# rebuild change the program while the digest stays: where code lies
+# (__LINE__, __COUNTER__, std::source_location and its builtins; only the
+# header's CUDA_CHECK may print __LINE__), the time, and '##', which pastes
+# a name no scan reads (CAT(__LI, NE__) is __LINE__).
 UNFOLLOWED_RE = re.compile(r"\.incbin\b|^[ \t]*(?:#|%:)[ \t]*embed\b|\b__has_include(?:_next)?\b", re.M)
 LINE_RE = re.compile(r"\b__(?:LINE|COUNTER|TIMESTAMP|DATE|TIME)__\b|\b__builtin_(?:LINE|COLUMN|FILE|FILE_NAME|"
                      r"FUNCTION|FUNCSIG|source_location)\b|\bsource_location\b|##|%:%:")
@@ -85,9 +72,8 @@ LINE_ALLOWED = ("common/course/check.cuh",)
 
 
 def includes_of(rel: str, text: str, root: Path) -> list[str]:
-    """The repository files `rel` includes, resolved as the compiler does
-    (not remembered: where an include resolves depends on which files
-    exist, which a long-lived reader such as serve sees change)."""
+    """The repository files `rel` includes (not remembered: where an
+    include resolves depends on which files exist, which serve sees change)."""
     found = []
     code = cpplex.without_comments(text)
     for rx, why in ((UNFOLLOWED_RE, "reads a file the sources digest cannot follow; include it with #include"),
@@ -104,8 +90,8 @@ def includes_of(rel: str, text: str, root: Path) -> list[str]:
                                      "sources digest cannot follow; write the file's name"))
     here = (root / rel).parent
     for m in INCLUDE_RE.finditer(text):
-        name = m.group("q") if m.group("q") is not None else m.group("name")
         quoted = m.group("q") is not None
+        name = m.group("q") if quoted else m.group("name")
         candidates = [Path(name)] if Path(name).is_absolute() else (
             [here / name, root / "common" / name] if quoted else [root / "common" / name])
         for cand in candidates:
@@ -122,12 +108,11 @@ def includes_of(rel: str, text: str, root: Path) -> list[str]:
 
 
 def followed(start, root: Path) -> set[str]:
-    """Every repository file reachable by #include from `start` (relative
-    paths), `start` included; each is read as C++, whatever its name (the
-    compiler reads an included steps.def as it reads a .cuh)."""
+    """Every repository file reachable by #include from `start`, included;
+    each read as C++, whatever its name (so is an included steps.def)."""
     root = Path(root)
     seen: set[str] = set()
-    todo = [s for s in start]
+    todo = list(start)
     while todo:
         rel = todo.pop()
         if rel in seen:
@@ -145,23 +130,18 @@ def followed(start, root: Path) -> set[str]:
 
 
 def _depfile_paths(text: str) -> list[str]:
-    """The prerequisites of a Makefile-style dependency file: what follows
-    each rule's colon ("TARGET: DEPS", "TARGET : DEPS", or a colon at the
-    end of the line before a continuation), never the targets."""
+    """A Makefile-style dependency file's prerequisites, never its targets."""
     text = text.replace("\\\n", " ")
     out = []
     for line in text.split("\n"):
         m = re.match(r"\s*((?:\\ |[^\s:]|:(?!\s|$))+)\s*:(?:\s|$)", line)
-        if m is None:
-            continue
-        deps = line[m.end():]
-        out += [p.replace("\\ ", " ") for p in re.findall(r"(?:\\ |\S)+", deps)]
+        if m is not None:
+            out += [p.replace("\\ ", " ") for p in re.findall(r"(?:\\ |\S)+", line[m.end():])]
     return out
 
 
 def compiler_read(lesson_dir: str, target: str, build: Path | None, root: Path) -> set[str]:
-    """The repository files the compiler opened when it last built
-    `target` (empty where the build has no dependency output)."""
+    """The repository files the compiler opened when it last built `target`."""
     if build is None:
         return set()
     folder = Path(build) / lesson_dir / "CMakeFiles" / f"{target}.dir"

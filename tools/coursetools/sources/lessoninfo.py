@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Diagnostic, SourceError
+from ..fsutil import read_source
 
 LESSON_FILE = "lesson.toml"
 
-# Each key: its type, and for lists, the type of their items. Tables of
-# tables are described by nested dicts; a dict value of `str` names a
-# table of any keys with string or whole-number values (a row selector).
+# Each key's type (a list's: list and its items'); tables are nested dicts,
+# arrays of tables one-item lists, and _ROW a table of row fields.
 _ARGS = (list, str)
 _ROW = "row selector"
 LESSON_SCHEMA: dict[str, Any] = {
@@ -30,24 +30,20 @@ LESSON_SCHEMA: dict[str, Any] = {
                "negative": [{"target": str, "args": _ARGS, "expect": str, "why": str}]},
     "profile": {"metrics": [{"name": str, "why": str}], "runs": [{"args": _ARGS}]},
     "timeline": {"args": _ARGS},
-    # A kernel, by its name in the source (reduceV9; a template's name takes
-    # every instance), one instance as the source spells it
-    # (latencyChase<Chase::RemotePtx>) or mangled: the instructions that
-    # must be in its machine code, those that must not, and those its page
-    # shows.
+    # A kernel (reduceV9, every instance of a template; one instance as the
+    # source spells it, latencyChase<Chase::RemotePtx>; or mangled): the
+    # instructions its machine code must hold, must not, and its page shows.
     "sass": [{"kernel": str, "patterns": _ARGS, "absent": _ARGS, "show": _ARGS, "why": str}],
-    # The day's headline rows as nvbench benchmarks (the lesson's NVBENCH
-    # file): the arguments the record runs it with, each nvbench axis named
-    # as the course row field it matches, and the course rows' other fields.
+    # The day's headline rows as nvbench benchmarks (its NVBENCH file): the
+    # record's arguments, each axis as the row field it matches, the rest.
     "nvbench": {"args": _ARGS, "axes": _ROW, "rows": _ROW},
 }
 OPTIONAL = {"why", "host_bound", "patterns", "absent", "show"}
 SANITIZERS = ("memcheck", "racecheck", "synccheck", "initcheck")
 EXPECTATIONS = ("fault", "report")
-# A [[sass]] pattern is a regular expression run over a kernel's machine
-# code. Python's engine backtracks, so a pattern may be exponential on a
-# long kernel ("(.*.*)*X"); `course sass` runs them under a time limit, and
-# here they are held to a length no expectation needs more than.
+# Python's regular expressions backtrack, so a [[sass]] pattern may be
+# exponential on a long kernel ("(.*.*)*X"): `course sass` runs them under a
+# time limit, and here they are held to a length no expectation needs.
 MAX_PATTERN = 200
 
 
@@ -70,8 +66,6 @@ class LessonInfo:
 
 
 def _type_name(t) -> str:
-    if isinstance(t, tuple) and t and t[0] is list:
-        return "a list"
     if isinstance(t, tuple):
         return " or ".join(x.__name__ for x in t)
     return {str: "a string", bool: "true or false", int: "a whole number"}.get(t, t.__name__)
@@ -116,9 +110,8 @@ def _check(value, schema, where: str, problems: list[tuple[str, str]]) -> None:
 
 
 def key_lines(text: str) -> dict[str, int]:
-    """The line of each table header and key of a TOML file, by dotted
-    path with array indices ('review.negative[1].target'), as far as a
-    line scan can tell (keys of inline tables take their key's line)."""
+    """The line of each table header and key of a TOML file by dotted path
+    ('review.negative[1].target'), as far as a line scan can tell."""
     lines: dict[str, int] = {}
     counts: dict[str, int] = {}
     table = ""
@@ -153,29 +146,26 @@ def line_of(lines: dict[str, int], path: str) -> int:
 
 
 def _more_problems(data: dict, variants: tuple[str, ...] | None, problems: list[tuple[str, str]]) -> None:
-    for i, c in enumerate(data.get("page", {}).get("constants", []) or []):
+    """What the schema cannot say, of `data` that has passed it."""
+    review = data.get("review", {})
+    for i, c in enumerate(data.get("page", {}).get("constants", [])):
         if isinstance(c, float) and not math.isfinite(c):
             problems.append((f"page.constants[{i}]", f"is {c}; a constant is a finite number (inf would match "
                              "every number the page states)"))
-    for i, s in enumerate(data.get("review", {}).get("sanitize", []) or []):
-        if isinstance(s, dict) and s.get("tool") not in SANITIZERS:
+    for i, s in enumerate(review.get("sanitize", [])):
+        if s["tool"] not in SANITIZERS:
             problems.append((f"review.sanitize[{i}].tool", f"must be one of: {', '.join(SANITIZERS)}"))
-    for i, s in enumerate(data.get("review", {}).get("negative", []) or []):
-        if not isinstance(s, dict):
-            continue
-        if s.get("expect") not in EXPECTATIONS:
+    for i, s in enumerate(review.get("negative", [])):
+        if s["expect"] not in EXPECTATIONS:
             problems.append((f"review.negative[{i}].expect", f"must be one of: {', '.join(EXPECTATIONS)}"))
-        if variants is not None and isinstance(s.get("target"), str) and s["target"] not in variants:
+        if variants is not None and s["target"] not in variants:
             problems.append((f"review.negative[{i}].target", f"'{s['target']}' is not one of the lesson's variants "
                              f"(its CMakeLists.txt's VARIANTS): {', '.join(variants) or 'none'}"))
-    for i, s in enumerate(data.get("sass", []) or []):
-        if isinstance(s, dict) and not any(s.get(k) for k in ("patterns", "absent", "show")):
+    for i, s in enumerate(data.get("sass", [])):
+        if not any(s.get(k) for k in ("patterns", "absent", "show")):
             problems.append((f"sass[{i}]", "needs 'patterns', 'absent' or 'show': what to check or show"))
-        listed = [(key, k, pat) for key in ("patterns", "absent", "show")
-                  for k, pat in enumerate(s.get(key, []) if isinstance(s, dict) else [])]
-        for key, k, pat in listed:
-            if not isinstance(pat, str):
-                continue
+        for key, k, pat in [(key, k, pat) for key in ("patterns", "absent", "show")
+                            for k, pat in enumerate(s.get(key, []))]:
             where = f"sass[{i}].{key}[{k}]"
             if len(pat) > MAX_PATTERN:
                 problems.append((where, f"is {len(pat)} characters; a pattern holds at most {MAX_PATTERN}"))
@@ -187,13 +177,10 @@ def _more_problems(data: dict, variants: tuple[str, ...] | None, problems: list[
 
 
 def load_lesson_info(path: Path, shown: str, variants: tuple[str, ...] | None = None) -> LessonInfo:
-    """Reads and checks a lesson.toml; a missing file means no knowledge
-    beyond the build's. `variants`: the lesson's declared extra builds, the
-    only targets a negative review step may run."""
+    """A lesson.toml, checked (none: nothing beyond the build's). `variants`:
+    the lesson's extra builds, the only targets a negative review step runs."""
     if not path.exists():
         return LessonInfo()
-    from ..fsutil import read_source
-
     raw = read_source(path, path.parent)  # a regular file in the lesson's folder, not a link out of it
     try:
         text = raw.decode("utf-8")

@@ -1,11 +1,7 @@
-"""House rules no compiler checks.
-
-  one header   every lesson includes common/course.cuh (and none of its
-               parts directly), and none defines CUDA_CHECK or timeKernel
-               itself: there is one copy of each. common/ holds course.cuh
-               and its parts under common/course/, nothing else.
-  format       clang-format (the pinned wheel) agrees with every source.
-"""
+"""House rules no compiler checks: every lesson includes common/course.cuh
+(none of its parts), none defines CUDA_CHECK or timeKernel itself, common/
+holds the header and nothing else; and the pinned clang-format agrees with
+every source."""
 
 from __future__ import annotations
 
@@ -26,10 +22,8 @@ OWN_FUNCTION_RE = re.compile(r"\btimeKernel\s*\([^;{}()]*(\([^;{}()]*\)[^;{}()]*
 
 def lesson_files(root: Path | None = None) -> list[Path]:
     root = Path(root or manifest.ROOT)
-    out = []
-    for ext in ("*.cu", "*.cuh", "*.h", "*.hpp", "*.cpp"):
-        out.extend((root / "lessons").rglob(ext))
-    return sorted(out)
+    exts = ("cu", "cuh", "h", "hpp", "cpp")
+    return sorted(p for ext in exts for p in (root / "lessons").rglob(f"*.{ext}"))
 
 
 def one_header(root: Path | None = None) -> list[Diagnostic]:
@@ -59,14 +53,10 @@ def one_header(root: Path | None = None) -> list[Diagnostic]:
 
 def clang_format_binary() -> str | None:
     venv = Path(sys.prefix) / "bin" / "clang-format"
-    if venv.exists():
-        return str(venv)
-    return shutil.which("clang-format")
+    return str(venv) if venv.exists() else shutil.which("clang-format")
 
 
 def format_files(root: Path | None = None) -> list[Path]:
-    """Every C++ source of the course: the header, the lessons and the
-    research experiments."""
     root = Path(root or manifest.ROOT)
     return sorted(list((root / "common").rglob("*.cuh"))
                   + list((root / "lessons").rglob("*.cu"))
@@ -74,10 +64,9 @@ def format_files(root: Path | None = None) -> list[Path]:
 
 
 def check_format(root: Path | None = None, fix: bool = False, only: list[Path] | None = None) -> tuple[str, int]:
-    """The pinned clang-format's verdict on every source (or on `only`, one
-    day's: `course check`): returns its version and the number of files
-    checked (with `fix`: the number it changed), or raises SourceError
-    naming each place that differs and the command that fixes it."""
+    """The pinned clang-format's version and the number of files checked
+    (every source, or `only`; with `fix`, the number it changed); SourceError
+    naming each place that differs."""
     root = Path(root or manifest.ROOT)
     binary = clang_format_binary()
     if binary is None:
@@ -88,8 +77,7 @@ def check_format(root: Path | None = None, fix: bool = False, only: list[Path] |
     if fix:
         before = {f: Path(f).read_bytes() for f in files}
         subprocess.run([binary, "-i", "--style=file", *files], check=True)
-        changed = sum(Path(f).read_bytes() != data for f, data in before.items())
-        return version, changed
+        return version, sum(Path(f).read_bytes() != data for f, data in before.items())
     proc = subprocess.run([binary, "--dry-run", "--Werror", "--style=file", *files], capture_output=True, text=True)
     if proc.returncode != 0:
         problems = [l for l in proc.stderr.splitlines() if ": error:" in l] or [proc.stderr.strip()]

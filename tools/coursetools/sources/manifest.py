@@ -14,22 +14,19 @@ import re
 from pathlib import Path
 
 from ..errors import UsageError, display_path
+from . import digest, includes
 from .lessoninfo import LESSON_FILE, LessonInfo, load_lesson_info
 
 ROOT = Path(__file__).resolve().parents[3]
 
 HEADER = "common/course.cuh"
 
-# The header's parts: course.cuh includes them; a lesson includes only it.
-HEADER_PARTS = "common/course"
-
 
 def header_files(root: Path | None = None) -> tuple[str, ...]:
-    """The shared header as the tools read it: course.cuh, then every part
-    under common/course/ (sorted), each relative to the repository root."""
+    """course.cuh, then every part it includes, common/course/*.cuh (sorted)."""
     root = Path(root or ROOT)
-    parts = sorted(p.relative_to(root).as_posix() for p in (root / HEADER_PARTS).rglob("*.cuh") if p.is_file())
-    return (HEADER, *parts)
+    parts = (p.relative_to(root).as_posix() for p in (root / "common" / "course").rglob("*.cuh"))
+    return (HEADER, *sorted(p for p in parts if (root / p).is_file()))
 
 
 TARGET_RE = re.compile(r"^day[0-9]+_[a-z0-9_]+$")
@@ -64,14 +61,11 @@ class Lesson:
 
     @property
     def snippet_files(self) -> list[str]:
-        """Where its snippets are: its sources and the shared header."""
         return [str(ROOT / s) for s in (*self.sources, *header_files(ROOT))]
 
     def digest_files(self, build: Path | None = None) -> tuple[str, ...]:
-        """What the sources digest covers (digest.py says why each), with
-        what the compiler read for it in `build` (its dependency output)."""
-        from . import digest, includes
-
+        """What the sources digest covers (digest.py says why), with what the
+        compiler read for it in `build` (its dependency output)."""
         root = ROOT
         found = set(self.sources) | set(header_files(root))
         for folder, keep in ((root / "common", lambda p: True), (root / self.dir, _may_be_included)):
@@ -91,9 +85,8 @@ class Lesson:
         return int(major), int(minor)
 
 
-# A lesson folder's files that no compiler reads: the page and its
-# template, the charts, notes. (Its CMakeLists.txt and lesson.toml are
-# digested as what they are: the build's and the tools' declarations.)
+# A lesson folder's files no compiler reads (its CMakeLists.txt and
+# lesson.toml are digested as what they are, declarations).
 NOT_INCLUDED = ("README.md", "README.md.j2", LESSON_FILE, "CMakeLists.txt")
 
 
@@ -102,8 +95,7 @@ def _may_be_included(rel: Path) -> bool:
 
 
 def build_dir() -> Path:
-    """The build the tools read: COURSE_BUILD_DIR, else build/, else the
-    student preset's build-student/ where only it has been configured."""
+    """COURSE_BUILD_DIR, else build/, else build-student/ where only it is configured."""
     if "COURSE_BUILD_DIR" in os.environ:
         return Path(os.environ["COURSE_BUILD_DIR"])
     main, student = ROOT / "build", ROOT / "build-student"
@@ -118,17 +110,15 @@ _STRING_LISTS = ("sources", "test_args", "architectures", "course_architectures"
                  "extra_flags")
 
 
-# CMake's CUDA_ARCHITECTURES entries (a build may also name "native",
-# "all" or "all-major") and the toolkit's library names, as a page's
-# command may show them.
+# CMake's CUDA_ARCHITECTURES entries (a build may also name "native", "all"
+# or "all-major") and the toolkit's library names, as a page may show them.
 ARCH_RE = re.compile(r"\d{2,3}a?(?:-real|-virtual)?")
 LIBRARY_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,40}")
 
 
 def arch_options(archs) -> str:
     """nvcc's options for CMake's architectures, as a student types them:
-    one plain "90" is -arch=sm_90 (machine code and PTX); otherwise each
-    entry is -gencode: "90-real" machine code, "75-virtual" PTX, "90" both."""
+    one plain "90" is -arch=sm_90; otherwise a -gencode for each code."""
     if len(archs) == 1 and "-" not in archs[0]:
         return f"-arch=sm_{archs[0]}"
     out = []
@@ -140,15 +130,14 @@ def arch_options(archs) -> str:
 
 
 def nvcc_flags(target: str, min_cc: str, archs) -> str:
-    """The flags every day compiles with (cmake/CourseLesson.cmake's), for
-    these architectures."""
+    """cmake/CourseLesson.cmake's flags, for these architectures."""
     return (f"-std=c++20 -O3 -lineinfo {arch_options(archs)} -DCOURSE_MIN_CC={min_cc.replace('.', '')} "
             f"-DCOURSE_LESSON={target}")
 
 
 def _command_problems(d: dict) -> list[str]:
-    """What course_add_lesson() writes for a lesson's commands: the page
-    shows them as the build's own words, so they may hold nothing else."""
+    """The page shows a lesson's commands as the build's own words, so
+    they may hold nothing but what course_add_lesson() writes."""
     target = d["target"]
     want = {"run_command": f"build/bin/{target}", "build_command": f"cmake --build build --target {target}"}
     bad = [f"{k} (expected '{v}')" for k, v in want.items() if d.get(k) != v]
@@ -164,16 +153,10 @@ def _command_problems(d: dict) -> list[str]:
 
 def _left_out_by_architectures(min_cc: str, archs) -> bool:
     """Whether a build configured for `archs` ("86", "80;86-real") holds
-    no architecture that runs a day needing `min_cc`."""
+    no architecture that runs a day needing `min_cc` (MAJOR.MINOR, checked)."""
     listed = [re.match(r"\d+", a.strip()) for a in str(archs or "").split(";") if a.strip()]
-    if not listed or not all(listed):
-        return False
-    major, _, minor = str(min_cc).partition(".")
-    try:
-        need = int(major) * 10 + int(minor or 0)
-    except ValueError:
-        return False
-    return all(int(m.group(0)) < need for m in listed)
+    need = int(min_cc.replace(".", ""))
+    return bool(listed) and all(listed) and all(int(m.group(0)) < need for m in listed)
 
 
 def load(path: Path | None = None) -> list[Lesson]:
@@ -211,34 +194,30 @@ def load(path: Path | None = None) -> list[Lesson]:
                              f"architectures ({data.get('cuda_architectures') or 'each day its own'}) do not rule out "
                              f"compute capability {d['min_cc']}; the build files leave it out: restore them and "
                              "configure again: cmake --preset course")
-        info_path = ROOT / d["dir"] / LESSON_FILE
         # What builds the program the evidence measured, alone: the course's
         # architectures (whatever this build chose) and the day's libraries.
         flags = nvcc_flags(d["target"], d["min_cc"], d["course_architectures"])
         libs = "".join(f" -l{x}" for x in d.get("libraries", []))  # after the sources, as a linker reads them
-        lessons.append(
-            Lesson(
-                target=d["target"], day=int(d["day"]), topic=d["topic"], dir=d["dir"],
-                min_cc=d["min_cc"], sources=tuple(d["sources"]), binary=d["binary"],
-                compile_command=f"nvcc {flags} -I common -o {d['target']} {' '.join(d['sources'])}{libs}",
-                build_command=d["build_command"],
-                run_command=d["run_command"], test_args=tuple(d.get("test_args", [])),
-                nvcc_flags=flags, built=bool(d.get("built", True)), libraries=tuple(d.get("libraries", [])),
-                architectures=tuple(d.get("architectures", [])),
-                variants=tuple(d.get("variants", [])), timeline_target=d.get("timeline_target", ""),
-                nvbench_target=str(d.get("nvbench_target", "")),
-                extra_flags=tuple(str(f) for f in d.get("extra_flags", []) if isinstance(d.get("extra_flags"), list)),
-                info=load_lesson_info(info_path, f"{d['dir']}/{LESSON_FILE}", tuple(d.get("variants", []))),
-            )
-        )
+        command = f"nvcc {flags} -I common -o {d['target']} {' '.join(d['sources'])}{libs}"
+        lessons.append(Lesson(
+            target=d["target"], day=int(d["day"]), topic=d["topic"], dir=d["dir"],
+            min_cc=d["min_cc"], sources=tuple(d["sources"]), binary=d["binary"],
+            compile_command=command, build_command=d["build_command"], run_command=d["run_command"],
+            nvcc_flags=flags, test_args=tuple(d.get("test_args", [])),
+            built=bool(d.get("built", True)), libraries=tuple(d.get("libraries", [])),
+            extra_flags=tuple(d.get("extra_flags", [])), variants=tuple(d.get("variants", [])),
+            architectures=tuple(d.get("architectures", [])),
+            timeline_target=d.get("timeline_target", ""),
+            nvbench_target=str(d.get("nvbench_target", "")),
+            info=load_lesson_info(ROOT / d["dir"] / LESSON_FILE, f"{d['dir']}/{LESSON_FILE}",
+                                  tuple(d.get("variants", [])))))
     _refuse_stale(path, lessons)
     return sorted(lessons, key=lambda l: l.day)
 
 
 def _refuse_stale(path: Path, lessons: list[Lesson]) -> None:
     """A manifest older than the build files it was made from, or lacking a
-    lesson folder the tree has, describes a course that is not there: name
-    the command that refreshes it (only a tool run by hand meets this)."""
+    lesson folder the tree has, is refused (only a tool run by hand meets it)."""
     if path.parent.resolve() != build_dir().resolve():
         return  # a manifest read from elsewhere (a test's, a copy) is taken as it is
     try:

@@ -1,11 +1,7 @@
 """`course new dayNN_topic`: a new day that builds, renders as UNVERIFIED
-and passes every test at once.
-
-It writes the lesson's folder and nothing else: the program in the house
-shape (a checked kernel, timed cold, batch and graph, its results as JSON),
-its CMakeLists.txt (the one course_add_lesson() call), its page template
-and its lesson.toml. lessons/CMakeLists.txt finds the folder, and the
-build adds the day to the README's table and to the site.
+and passes every test at once. It writes the lesson's folder alone (the
+program in the house shape, its CMakeLists.txt, page template and
+lesson.toml); lessons/CMakeLists.txt finds it.
 """
 
 from __future__ import annotations
@@ -238,9 +234,7 @@ def new_lesson(name: str, topic: str = "", min_cc: str = "7.5") -> list[Path]:
               "@MAJOR@": cc.group(1), "@MINOR@": cc.group(2), "@TOPIC_COMMENT@": comment}
 
     def fill(text: str) -> str:
-        for k, v in values.items():
-            text = text.replace(k, v)
-        return text
+        return re.sub(r"@[A-Z_]+@", lambda m: values[m.group(0)], text)
 
     files = {folder / f"{slug}.cu": fill(SOURCE),
              folder / "CMakeLists.txt": fill(CMAKE),

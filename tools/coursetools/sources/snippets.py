@@ -1,22 +1,13 @@
 """The snippet extractor: `// snippet: NAME` ... `// end snippet` regions.
 
-Rules:
-  - markers are whole-line `//` comments in code: `// snippet: NAME` opens,
-    `// end snippet` closes the innermost region, `// end snippet: NAME`
-    closes it and must name it;
-  - names are lower-case letters, digits and single hyphens, at most 64
-    characters (an artifact's file name is NAME.md);
-  - regions nest, and marker lines never appear in any artifact;
-  - names are unique in the course (every lesson's sources and the shared
-    header): a page's snippet("NAME") names one place;
-  - CRLF sources extract exactly like LF ones; a UTF-8 byte-order mark is
-    allowed; a NUL byte is an error.
-
-What looks like a marker but is not one (`//snippet:x`, `// snipet: x`,
-`// Snippet: x`, a marker in a `/* */` comment or after code, a bad name)
-is an error, never skipped silently. Text inside a string literal, raw
-strings included, is data: a marker-like line there is neither a marker
-nor an error.
+Markers are whole-line `//` comments in code; `// end snippet` closes the
+innermost region, `// end snippet: NAME` must name it. Names (NAME_RE,
+MAX_NAME; a file name, NAME.md) are unique in the course, so a page's
+snippet("NAME") names one place. Regions nest; marker lines appear in no
+artifact. CRLF extracts like LF; a byte-order mark is allowed, a NUL not.
+What looks like a marker but is not one (`//snippet:x`, `// snipet: x`, a
+marker in a `/* */` comment or after code, a bad name) is an error, never
+skipped; a marker-like line inside a string literal is data.
 """
 
 from __future__ import annotations
@@ -30,7 +21,7 @@ import re
 from pathlib import Path
 
 from . import cpplex
-from ..errors import Diagnostic
+from ..errors import Diagnostic, SourceError
 from ..fsutil import read_source
 
 NAME_RE = r"[a-z0-9]+(?:-[a-z0-9]+)*"
@@ -60,8 +51,8 @@ def _edit_distance(a: str, b: str) -> int:
 
 
 def _looks_like_snippet(word: str, colon: bool) -> bool:
-    """'snippet' in any case always counts; a near spelling ('snipet',
-    'snippit') counts when a ':' follows it, as it would in a marker."""
+    """'snippet' in any case; a near spelling ('snipet') when a ':' follows
+    it, as it would in a marker."""
     w = word.lower()
     return w == "snippet" or (colon and _edit_distance(w, "snippet") <= 2)
 
@@ -89,7 +80,6 @@ class _Open:
 
 
 def decode(path: str, data: bytes) -> tuple[str | None, list[Diagnostic]]:
-    """UTF-8 text with an optional byte-order mark; no NUL bytes."""
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
 
@@ -105,10 +95,9 @@ def decode(path: str, data: bytes) -> tuple[str | None, list[Diagnostic]]:
         return at(e.start, f"source is not valid UTF-8 (byte 0x{data[e.start]:02x}); expected a UTF-8 text file")
 
 
-def _dedent(path: str, content: list[tuple[int, str]], diags: list[Diagnostic]) -> list[str]:
-    # Preprocessor lines sit at column 0 whatever the code around them
-    # does (clang-format puts them there), so they do not count towards
-    # the common indentation; they stay where they are.
+def _dedent(path: str, content: list[tuple[int, str]], diags: list[Diagnostic]) -> list[str] | None:
+    # Preprocessor lines sit at column 0 whatever the code around them does
+    # (clang-format puts them there): they count for no indentation and stay.
     nonblank = [(n, s) for n, s in content if s.strip() and not s.lstrip().startswith("#")]
     if not nonblank:
         return [s for _, s in content]
@@ -120,7 +109,7 @@ def _dedent(path: str, content: list[tuple[int, str]], diags: list[Diagnostic]) 
             diags.append(Diagnostic(path, n, 1,
                                     "indentation mixes tabs and spaces in the part dedent would strip; "
                                     "expected the same characters on every line of the region"))
-            return [s for _, s in content]
+            return None
     return [_strip_indent(s, width) for _, s in content]
 
 
@@ -158,9 +147,8 @@ def _suspect(text: str, col: int, where: str, line_text: str) -> tuple[int, str]
 
 
 def _classify(text: str):
-    """For each line: 'inside' when it continues a multi-line comment or
-    literal (with the kind), else the line's comments and whether code
-    shares the line."""
+    """The lines that continue a multi-line comment or literal (with its
+    kind), each line's comments, and the lines that hold code."""
     inside: dict[int, str] = {}
     comments: dict[int, list[cpplex.Token]] = {}
     code_lines: set[int] = set()
@@ -193,7 +181,7 @@ def _classify(text: str):
 
 
 def parse_source(path: str, data: bytes) -> tuple[list[Snippet], list[Diagnostic]]:
-    """Parses one source file. `path` is how diagnostics and artifacts name it."""
+    """One source file's snippets; `path` names it in diagnostics and artifacts."""
     text, diags = decode(path, data)
     if text is None:
         return [], diags
@@ -216,32 +204,29 @@ def parse_source(path: str, data: bytes) -> tuple[list[Snippet], list[Diagnostic
         else:
             line_comments = comments.get(n, [])
             whole_line = (n not in code_lines and len(line_comments) == 1 and line_comments[0].kind == "line_comment")
-            if whole_line:
-                m_open = OPEN_RE.match(line)
-                m_close = None if m_open else CLOSE_RE.match(line)
-                if m_open:
-                    name = m_open.group("name")
-                    col = len(m_open.group("indent")) + 1
-                    if len(name) > MAX_NAME:
-                        diags.append(Diagnostic(path, n, col, f"snippet name is {len(name)} characters long; expected at most {MAX_NAME}"))
-                        continue
-                    if len(stack) >= MAX_DEPTH:
-                        diags.append(Diagnostic(path, n, col, f"snippet '{name}' would be region {len(stack) + 1} "
-                                                f"open at once; expected at most {MAX_DEPTH} nested regions"))
-                        continue
+            if whole_line and (m_open := OPEN_RE.match(line)):
+                name = m_open.group("name")
+                col = len(m_open.group("indent")) + 1
+                if len(name) > MAX_NAME:
+                    diags.append(Diagnostic(path, n, col, f"snippet name is {len(name)} characters "
+                                            f"long; expected at most {MAX_NAME}"))
+                elif len(stack) >= MAX_DEPTH:
+                    diags.append(Diagnostic(path, n, col, f"snippet '{name}' would be region "
+                                            f"{len(stack) + 1} open at once; expected at most "
+                                            f"{MAX_DEPTH} nested regions"))
+                else:
                     stack.append(_Open(name, n, col, []))
-                    continue
-                if m_close:
-                    _close(path, n, m_close, stack, snippets, diags)
-                    continue
+                continue
+            if whole_line and (m_close := CLOSE_RE.match(line)):
+                _close(path, n, m_close, stack, snippets, diags)
+                continue
             for tok in line_comments:
                 if tok.kind == "line_comment":
                     where = "whole" if whole_line else "after-code"
                     body = tok.text.lstrip("/").lstrip()
                 else:
                     where = "block"
-                    first = tok.text.split("\n", 1)[0]
-                    body = first[2:].lstrip("*").lstrip()
+                    body = tok.text.split("\n", 1)[0][2:].lstrip("*").lstrip()
                 problem = _suspect(body, tok.col, where, line)
                 if problem:
                     break
@@ -252,10 +237,8 @@ def parse_source(path: str, data: bytes) -> tuple[list[Snippet], list[Diagnostic
             region.content.append((n, line))
 
     for region in stack:
-        diags.append(
-            Diagnostic(path, region.line, region.col,
-                       f"snippet '{region.name}' is never closed; expected '// end snippet' before the end of the file")
-        )
+        diags.append(Diagnostic(path, region.line, region.col, f"snippet '{region.name}' is never "
+                                "closed; expected '// end snippet' before the end of the file"))
     return snippets, diags
 
 
@@ -277,30 +260,22 @@ def _close(path, n, m_close, stack, snippets, diags) -> None:
 
 def _finish(path: str, region: _Open, out: list[Snippet], diags: list[Diagnostic]) -> None:
     if not any(s.strip() for _, s in region.content):
-        diags.append(
-            Diagnostic(path, region.line, region.col,
-                       f"snippet '{region.name}' is empty; expected at least one line of code between its markers")
-        )
+        diags.append(Diagnostic(path, region.line, region.col, f"snippet '{region.name}' is empty; "
+                                "expected at least one line of code between its markers"))
         return
-    before = len(diags)
     lines = _dedent(path, region.content, diags)
-    if len(diags) != before:
+    if lines is None:
         return
     # Leading and trailing blank lines carry nothing into a page.
-    content = list(zip([n for n, _ in region.content], lines))
-    while content and not content[0][1].strip():
-        content.pop(0)
-    while content and not content[-1][1].strip():
-        content.pop()
-    out.append(Snippet(name=region.name, path=path, start=content[0][0], end=content[-1][0],
-                       open_line=region.line, lines=[s for _, s in content]))
+    kept = [k for k, s in enumerate(lines) if s.strip()]
+    first, last = kept[0], kept[-1]
+    out.append(Snippet(name=region.name, path=path, start=region.content[first][0],
+                       end=region.content[last][0], open_line=region.line,
+                       lines=lines[first:last + 1]))
 
 
 def extract(paths: list[str], root: Path) -> tuple[list[Snippet], list[Diagnostic]]:
-    """Parses every file of one lesson (regular files inside `root`, which
-    names them) and reports duplicate names among them."""
-    from ..errors import SourceError
-
+    """One lesson's files (inside `root`, which names them) parsed, and their duplicates."""
     root = Path(root).resolve()
     found: list[Snippet] = []
     diags: list[Diagnostic] = []
@@ -310,9 +285,7 @@ def extract(paths: list[str], root: Path) -> tuple[list[Snippet], list[Diagnosti
         except SourceError as e:
             diags.extend(e.diagnostics)
             continue
-        full = Path(p).resolve()
-        shown = full.relative_to(root).as_posix()
-        snips, errs = parse_source(shown, data)
+        snips, errs = parse_source(Path(p).resolve().relative_to(root).as_posix(), data)
         diags.extend(errs)
         found.extend(snips)
     diags += duplicates(found)
@@ -320,10 +293,8 @@ def extract(paths: list[str], root: Path) -> tuple[list[Snippet], list[Diagnosti
 
 
 def duplicates(found: list[Snippet]) -> list[Diagnostic]:
-    """Snippet names are course-wide (a page's snippet("NAME") names one
-    place): each name defined in a second place, named there with the
-    first. The same region met twice (the header's, in every lesson's
-    list) is one place."""
+    """Each name defined in a second place, named there with the first. The
+    same region met twice (the header's, in every lesson's list) is one."""
     first: dict[str, Snippet] = {}
     out = []
     for s in found:
@@ -335,11 +306,8 @@ def duplicates(found: list[Snippet]) -> list[Diagnostic]:
 
 
 def course_wide(found: list[Snippet], others: list[str], root: Path) -> list[Diagnostic]:
-    """`found`'s names against the rest of the course's sources (`others`),
-    each read once and parsed only where it holds a marker of one of them;
-    a clash is named at `found`'s place (the lesson being checked)."""
-    from ..errors import SourceError
-
+    """`found`'s names against the rest of the course's sources, each parsed
+    only where it holds one of their markers; a clash is named at `found`'s."""
     markers = [f"// snippet: {s.name}".encode() for s in found]
     pool = []
     for p in others:
@@ -359,10 +327,10 @@ FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 
 def fence_step(fence: str | None, line: str) -> tuple[str | None, bool]:
     """Reading a page a line at a time: the fence open after `line` (None
-    outside a fenced block), given the one open before it, and whether
-    `line` is itself a fence line (one that opens or closes a block). A
-    backtick fence's info string holds no backtick; a closing fence is of
-    the opening's character, at least as long, with nothing after it."""
+    outside a block), given the one open before it, and whether `line`
+    opens or closes a block. A backtick fence's info string holds no
+    backtick; a closing fence is of the opening's character, at least as
+    long, with nothing after it."""
     m = FENCE_RE.match(line)
     if fence is None:
         if m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
@@ -380,8 +348,7 @@ def fence_for(lines: list[str]) -> str:
 
 
 def render_block(snippet: Snippet, link_target: str) -> str:
-    """The Markdown for one snippet: a source reference a viewer follows,
-    then a fenced cuda block."""
+    """A snippet's source link, then its fenced cuda block."""
     fence = fence_for(snippet.lines)
     return (f"[`{snippet.path}`, lines {snippet.start}\u2013{snippet.end}]"
             f"({link_target}#L{snippet.start}-L{snippet.end})\n\n"
