@@ -89,30 +89,23 @@ def _plain(x) -> bool:
     return not isinstance(x, (dict, list))
 
 
-def _leaf(x) -> bool:
-    """A value written on one line: a plain value, a list of plain values,
-    or an object holding only those (a row)."""
+def _leaf(x: dict | list) -> bool:
+    """Written on one line: a list of plain values, or an object holding
+    only plain values and those (a row)."""
     if isinstance(x, list):
         return all(_plain(v) for v in x)
-    if isinstance(x, dict):
-        return all(_plain(v) or (isinstance(v, list) and all(_plain(i) for i in v)) for v in x.values())
-    return True
+    return all(_plain(v) or (isinstance(v, list) and _leaf(v)) for v in x.values())
 
 
 def _lines(x, depth: int) -> str:
     one = lambda v: json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False)  # noqa: E731
-    if depth > 0 and _leaf(x):
+    if _plain(x) or not x or (depth > 0 and _leaf(x)):
         return one(x)
     pad = "\n" + " " * (depth + 1)
     if isinstance(x, dict):
-        items = [one(k) + ":" + _lines(v, depth + 1) for k, v in sorted(x.items())]
-    elif isinstance(x, list):
-        items = [_lines(v, depth + 1) for v in x]
+        items, open_, close = [one(k) + ":" + _lines(v, depth + 1) for k, v in sorted(x.items())], "{", "}"
     else:
-        return one(x)
-    if not items:
-        return "{}" if isinstance(x, dict) else "[]"
-    open_, close = ("{", "}") if isinstance(x, dict) else ("[", "]")
+        items, open_, close = [_lines(v, depth + 1) for v in x], "[", "]"
     return open_ + pad + ("," + pad).join(items) + "\n" + " " * depth + close
 
 

@@ -24,6 +24,7 @@ Standard library only: the GPU machine may have nothing else.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import re
@@ -134,11 +135,8 @@ def run(build: Path, logs: Path, say=print, only: list[str] | None = None) -> di
                 code, text = _sh([variant, *neg["args"], "--json", str(out_json)],
                                  logs / f"{lesson.target}-negative-{k}.log")
                 rows = []
-                if out_json.exists():
-                    try:
-                        rows = json.loads(out_json.read_text()).get("rows", [])
-                    except (json.JSONDecodeError, UnicodeDecodeError):
-                        rows = []
+                with contextlib.suppress(FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
+                    rows = json.loads(out_json.read_text()).get("rows", [])
             fields = {"lesson": lesson.target, "target": target, "args": list(neg["args"]), "expect": neg["expect"],
                       "exit_code": code, "cuda_error": _first_cuda_error(text), "rows": rows}
             if not _started(text, lesson.target, code):
