@@ -13,7 +13,8 @@ import signal
 import sys
 
 from . import commands as c
-from .errors import EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CourseError, Interrupted, UsageError, report
+from .errors import (EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CourseError, Interrupted,
+                     UsageError, report)
 from .sources import manifest
 
 
@@ -130,7 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--tag", required=True, action="append", help="a record's tag (repeat it: one record a GPU)")
     r.add_argument("--by", required=True, help="the reviewer's name, as it will show on the page")
     r.add_argument("--key", required=True, help="the reviewer's private SSH key (never in the repository)")
-    esub.add_parser("verify", help="exit 4 if promoted evidence is stale, altered, unsigned or missing")
+    esub.add_parser("verify",
+                    help="exit 4 if promoted evidence is stale, altered, unsigned or missing")
     r = esub.add_parser("state", help="verify every promotion once and write the state the pages read",
                         description="Verifies every lesson's promotion (as verify does) and writes what it found to "
                                     "one file, which render, site, serve, compare and the browser test read. Exits 0 "

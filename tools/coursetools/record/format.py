@@ -1,17 +1,11 @@
 """What a record is on disk, and the one reader and writer of it (its
-JSON read by strictjson.py).
-
-A record is one JSON object (its fields: research/REVIEW-PROCESS.md). It
-is stored compactly, as `evidence/records/<lesson>/<tag>.json.bz2`: the
-object written as UTF-8 JSON with sorted keys, one row (one object of
-plain values) a line, then bzip2-compressed (level 9; bzip2 writes no name
-or time, so the same record always makes the same bytes). Nothing is left
-out: every sample, decision and check is there, and `bzcat TAG.json.bz2`
-shows it as text. The record's digest is taken over the decoded object
-(canonical JSON, `canonical()`), never over the bytes on disk, so the
-encoding can change without changing what a digest means. (bzip2, not
-gzip: a day-24 record is 0.79 MB in it and 1.10 MB in gzip's level 9,
-the course's largest records being sweeps of small decimal numbers.)
+JSON read by strictjson.py). A record is one JSON object (its fields and
+encoding: research/REVIEW-PROCESS.md), stored as
+`evidence/records/<lesson>/<tag>.json.bz2`: sorted keys, one row a line,
+bzip2 level 9, which writes no name or time, so the same record always
+makes the same bytes. Its digest is taken over the decoded object
+(`canonical()`), never over the bytes on disk, so the encoding can change
+without changing what a digest means.
 
 Standard library only: the GPU machine writes records with a bare python3.
 """
@@ -103,9 +97,10 @@ def _lines(x, depth: int) -> str:
         return one(x)
     pad = "\n" + " " * (depth + 1)
     if isinstance(x, dict):
-        items, open_, close = [one(k) + ":" + _lines(v, depth + 1) for k, v in sorted(x.items())], "{", "}"
+        items = [one(k) + ":" + _lines(v, depth + 1) for k, v in sorted(x.items())]
     else:
-        items, open_, close = [_lines(v, depth + 1) for v in x], "[", "]"
+        items = [_lines(v, depth + 1) for v in x]
+    open_, close = ("{", "}") if isinstance(x, dict) else ("[", "]")
     return open_ + pad + ("," + pad).join(items) + "\n" + " " * depth + close
 
 

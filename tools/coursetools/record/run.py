@@ -131,7 +131,8 @@ def _profile(lesson: Lesson, binary: Path, tmp: Path) -> dict:
         kernels = prof.parse_csv(_text(proc.stdout), metrics)
         shown = ["ncu", *cmd[1:cmd.index(str(exe))], lesson.run_command, *args, "--json", "FILE"]
         out["runs"].append({"command": shown, "exit_code": proc.returncode,
-                            "rows": prof.assign_rows(kernels, names), "stderr_tail": _text(proc.stderr)[-2000:]})
+                            "rows": prof.assign_rows(kernels, names),
+                            "stderr_tail": _text(proc.stderr)[-2000:]})
     return out
 
 
@@ -281,11 +282,11 @@ def _assemble(lesson: Lesson, tag: str, started: dt.datetime, runs: dict, git: d
     gpu_json = results.get("gpu") if isinstance(results.get("gpu"), dict) else {}
     uuid = gpu_json.get("uuid") if isinstance(gpu_json.get("uuid"), str) else None
     driver = next((g.get("driver") for g in smi_gpus if g.get("uuid") == uuid), None)
-    gpu = {k: gpu_json.get(k) for k in ("name", "pci_bus_id", "compute_capability", "sm_count", "l2_bytes",
-                                         "memory_clock_khz", "memory_bus_bits")}
-    gpu.update(uuid=uuid, driver=driver, cuda_runtime=machine.runtime_string(gpu_json.get("runtime")),
-               cuda_driver_api=machine.runtime_string(gpu_json.get("driver_api")), smi_gpus=smi_gpus,
-               clocks=runs["clocks"].summary(uuid))
+    gpu = {k: gpu_json.get(k) for k in ("name", "pci_bus_id", "compute_capability", "sm_count",
+                                         "l2_bytes", "memory_clock_khz", "memory_bus_bits")}
+    gpu.update(uuid=uuid, driver=driver, smi_gpus=smi_gpus, clocks=runs["clocks"].summary(uuid),
+               cuda_runtime=machine.runtime_string(gpu_json.get("runtime")),
+               cuda_driver_api=machine.runtime_string(gpu_json.get("driver_api")))
     gpu["peak_dram_gbps"] = peak_dram_gbps(gpu)
     return {"schema": SCHEMA,
             "lesson": lesson.target,
