@@ -108,7 +108,6 @@ def record_problems(lesson: Lesson, rec: dict, for_promotion: bool = True) -> li
     if lesson.built:
         extras = (list(lesson.extra_flags) + buildcheck.compile_extras(lesson, build)
                   + buildcheck.link_extras(lesson, build) + buildcheck.launcher_problems(lesson, build))
-    if lesson.built:
         reasons += buildcheck.configure_problems(build)
     if extras:
         reasons.append("the lesson's timed build compiles with flags of its own "
@@ -165,9 +164,8 @@ def set_problems(recs: list[tuple[str, dict]]) -> list[str]:
     """Why these records may not stand together as one promotion: fewer
     GPUs than MIN_GPUS, two records of one GPU, records of other builds."""
     out = []
-    uuids = [(tag, (r.get("gpu") or {}).get("uuid")) for tag, r in recs]
     seen: dict = {}
-    for tag, u in uuids:
+    for tag, u in ((tag, (r.get("gpu") or {}).get("uuid")) for tag, r in recs):
         if u in seen:
             out.append(f"'{tag}' and '{seen[u]}' ran on one GPU ({u}); a set takes one record a GPU")
         seen.setdefault(u, tag)

@@ -18,10 +18,6 @@ from pathlib import Path
 
 from ..sources import manifest
 
-# What nvidia-smi is asked about each GPU, in its own field names.
-GPU_FIELDS = ("uuid", "name", "driver_version", "pci.bus_id")
-
-
 def _smi(query: str) -> tuple[list[list[str]] | None, str | None]:
     """nvidia-smi's CSV answer, one list of fields per GPU, or (None, why)."""
     try:
@@ -35,13 +31,11 @@ def _smi(query: str) -> tuple[list[list[str]] | None, str | None]:
     return rows, None
 
 
-def gpus() -> tuple[list[dict], str | None]:
-    """Every GPU the driver reports: uuid, name, driver, PCI bus id."""
-    rows, why = _smi(",".join(GPU_FIELDS))
-    if rows is None:
-        return [], why
+def gpus() -> list[dict]:
+    """Every GPU the driver reports (none where nvidia-smi does not answer)."""
+    rows, _ = _smi("uuid,name,driver_version,pci.bus_id")
     keys = ("uuid", "name", "driver", "pci_bus_id")
-    return [dict(zip(keys, r)) for r in rows if len(r) == len(keys)], None
+    return [dict(zip(keys, r)) for r in rows or [] if len(r) == len(keys)]
 
 
 class ClockSampler:

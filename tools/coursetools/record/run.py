@@ -260,7 +260,7 @@ def _run_all(lesson: Lesson, build: Path, extra_args: list[str], profile: bool, 
         copy_executable(binary, tmp / binary.name)  # before the sampler's thread forks anything
         with ClockSampler() as clocks:
             run = _run_copy(binary, extra_args, tmp)
-        smi_gpus, _ = machine.gpus()
+        smi_gpus = machine.gpus()
         prof = _profile(lesson, binary, tmp) if profile else {"skipped": "--no-profile"}
         tl = None
         if timeline and lesson.timeline_target:
