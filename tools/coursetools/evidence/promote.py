@@ -1,10 +1,7 @@
-"""The promotion rules and the reviewer's gate. `promote` refuses, naming
-every reason, unless every rule holds: the run exited 0 and every check
-passed; the record's digest verifies and it is well formed; its sources
-digest equals today's; git said the tree was clean; the GPU meets the
-lesson's minimum; the executable was the lesson's own build target; no
-row is faster than the device allows. The entry is signed with the
-reviewer's SSH key and written to evidence/promoted.json under a lock."""
+"""The promotion rules (`record_problems`) and the reviewer's gate:
+`promote` refuses, naming every reason, unless every rule holds for each
+record of the set; the entry is then signed with the reviewer's SSH key
+and written to evidence/promoted.json under a lock."""
 
 from __future__ import annotations
 

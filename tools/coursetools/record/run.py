@@ -193,11 +193,9 @@ def record(lesson: Lesson, tag: str, commit: str | None = None, clean: bool | No
 
 def _checks(lesson: Lesson, commit: str | None, clean: bool | None, build: Path,
             review: Path | None) -> tuple[dict, dict | None]:
-    """What must hold before anything is built: the commit and whether the
-    tree is clean (git's word where it has history), a lesson this build
-    holds, no flags nvcc would take from the environment, a readable
-    review, a build definition and a build that add nothing the sources
-    digest cannot see. The record's "git" part, and the review."""
+    """What must hold before anything is built, each refusal saying why;
+    the record's "git" part (git's word where the tree has history), and
+    the review."""
     git_commit, git_dirty = git_state()
     if git_commit is not None:
         if commit is not None or clean is not None:
