@@ -17,9 +17,7 @@ from .sources import manifest
 
 def _lessons(names=None):
     lessons = manifest.load()
-    if not names:
-        return lessons, lessons
-    return lessons, [manifest.find(lessons, n) for n in names]
+    return lessons, [manifest.find(lessons, n) for n in names] if names else lessons
 
 
 def _check_or_write(files: dict[Path, str], check: bool, fix_hint: str) -> list[Path]:

@@ -162,7 +162,6 @@ def check_output_folder(out: Path, root: Path) -> None:
 
 
 def ensure_owned_folder(out: Path, root: Path) -> Path:
-    """Checks `out`, creates it (with the umask's mode) and stamps it."""
     check_output_folder(out, root)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -177,7 +176,6 @@ def check_output_file(out: Path, root: Path) -> None:
 
 
 def check_build_folder(out: Path, root: Path) -> None:
-    """A folder CMake configures."""
     _refuse_place(out, root, True, "choose a build folder such as build-gpu/")
 
 

@@ -90,7 +90,6 @@ def state_of(lesson: Lesson, base: Path | None = None, signature: bool = True) -
 
 
 def lesson_states(lessons: list[Lesson], base: Path | None = None) -> list[LessonState]:
-    """Every lesson's state, as the state file keeps it (evidence/state.py)."""
     return [state_of(lesson, base) for lesson in lessons]
 
 

@@ -168,7 +168,6 @@ def load_verified_record(raw: bytes) -> dict:
 
 
 def load_record(path: Path) -> dict:
-    """A stored record, decoded and held to a record's shape."""
     shown = display_path(path)
     rec = decode(read_regular(path, "a record written by tools/course evidence record"), shown)
     problems = record_shape_problems(rec)

@@ -79,7 +79,6 @@ def grid(samples) -> list[int]:
 
 
 def on_grid(samples) -> list[int]:
-    """Sorted log-times on the rule's grid."""
     return sorted(grid(samples))
 
 
@@ -216,7 +215,6 @@ def verdict(a_samples, b_samples) -> Verdict:
 
 
 def verdict_of(pa: Prepared, pb: Prepared) -> Verdict:
-    """verdict() of two rows prepared once each."""
     a, b = pa.summary, pb.summary
     x, y = pa.grid, pb.grid
     m, n = len(x), len(y)
