@@ -131,11 +131,9 @@ def cmd_page_api(args) -> None:
 
     from .pages.page import LessonView, Page
 
-    helpers = {}
-    for prefix, cls in (("page", Page), ("lesson", LessonView)):
-        for name, fn in sorted(inspect.getmembers(cls, inspect.isfunction)):
-            if not name.startswith("_"):
-                helpers[f"{prefix}.{name}"] = fn
+    helpers = {f"{prefix}.{name}": fn for prefix, cls in (("page", Page), ("lesson", LessonView))
+               for name, fn in sorted(inspect.getmembers(cls, inspect.isfunction))
+               if not name.startswith("_")}
     helpers["snippet"] = Page.snippet
     if args.name:
         if args.name not in helpers:
@@ -144,11 +142,11 @@ def cmd_page_api(args) -> None:
     for shown, fn in helpers.items():
         plain = inspect.signature(fn)
         params = [q.replace(annotation=inspect.Parameter.empty) for q in plain.parameters.values() if q.name != "self"]
-        sig = str(plain.replace(parameters=params, return_annotation=inspect.Signature.empty))
-        doc = inspect.getdoc(fn) or ""
+        sig = plain.replace(parameters=params, return_annotation=inspect.Signature.empty)
         print(f"{shown}{sig}")
+        doc = inspect.getdoc(fn) or ""
         text = doc if args.name else doc.split("\n\n")[0]
-        print("".join(f"    {line}\n" for line in text.splitlines()) if text else "", end="")
+        print("".join(f"    {line}\n" for line in text.splitlines()), end="")
     if not args.name:
         print("\none helper whole: tools/course page-api page.plot; fields a selector may name: the rows' "
               "(build/bin/DAY --list --json F lists them)")
