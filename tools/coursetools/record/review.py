@@ -142,17 +142,16 @@ def run(build: Path, logs: Path, say=print, only: list[str] | None = None) -> di
             if not _started(text, lesson.target, code):
                 step(f"{target}: did not start", False, detail=f"exit {code}: the program never reached its GPU "
                      "work, so no fault of its kernels can be caught here", **fields)
-                continue
-            if neg["expect"] == "report":
+            elif neg["expect"] == "report":
                 step(f"{target}: reported", None, **fields)
-                continue
-            if code != 0:
+            elif code != 0:
                 step(f"{target}: the fault is caught", True, caught_by="exit code", **fields)
-                continue
-            code2, text2 = _sh([_sanitizer(), "--tool", "racecheck", "--error-exitcode", "99", variant, *neg["args"]],
-                               logs / f"{lesson.target}-negative-{k}-racecheck.log")
-            step(f"{target}: the fault is caught", code2 != 0, caught_by="racecheck",
-                 racecheck_hazards=_count_errors(text2), **fields)
+            else:
+                log = logs / f"{lesson.target}-negative-{k}-racecheck.log"
+                code2, text2 = _sh([_sanitizer(), "--tool", "racecheck", "--error-exitcode", "99",
+                                    variant, *neg["args"]], log)
+                step(f"{target}: the fault is caught", code2 != 0, caught_by="racecheck",
+                     racecheck_hazards=_count_errors(text2), **fields)
     return _summary(lessons, steps, build)
 
 
