@@ -6,6 +6,7 @@ Standard library only: this runs on the GPU machine."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import re
@@ -103,14 +104,10 @@ def host() -> dict:
     and stream launches of small kernels time the host's launch work as
     much as the GPU's, so they carry over only to the same host."""
     model = None
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if line.lower().startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
+    with contextlib.suppress(OSError), open("/proc/cpuinfo", encoding="utf-8",
+                                            errors="replace") as f:
+        models = (line.split(":", 1)[1].strip() for line in f if line.lower().startswith("model name"))
+        model = next(models, None)
     try:
         usable = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
