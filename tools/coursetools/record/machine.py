@@ -106,7 +106,7 @@ def host() -> dict:
     model = None
     with contextlib.suppress(OSError), open("/proc/cpuinfo", encoding="utf-8",
                                             errors="replace") as f:
-        models = (line.split(":", 1)[1].strip() for line in f if line.lower().startswith("model name"))
+        models = (ln.split(":", 1)[1].strip() for ln in f if ln.lower().startswith("model name"))
         model = next(models, None)
     try:
         usable = len(os.sched_getaffinity(0))
