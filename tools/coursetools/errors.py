@@ -48,12 +48,10 @@ class CourseError(Exception):
 
     code = EXIT_ERRORS
 
-    def __init__(self, diagnostics, code: int | None = None):
+    def __init__(self, diagnostics):
         if isinstance(diagnostics, (str, Diagnostic)):
             diagnostics = [diagnostics]
         self.diagnostics = list(diagnostics)
-        if code is not None:
-            self.code = code
         super().__init__("\n".join(str(d) for d in self.diagnostics))
 
 
