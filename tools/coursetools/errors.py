@@ -90,10 +90,9 @@ def display_path(path: str | os.PathLike) -> str:
 MAX_REPORTED = 50
 
 
-def report(lines, stream=None) -> None:
+def report(lines) -> None:
     """One line per problem, in the `where: error: what` form; a line that
     names no file says it comes from the course tool."""
-    stream = stream or sys.stderr
     lines = list(lines)
     if len(lines) > MAX_REPORTED:  # a hostile file can hold a million mistakes; the first ones say enough
         hidden = len(lines) - MAX_REPORTED
@@ -102,4 +101,4 @@ def report(lines, stream=None) -> None:
         text = str(d)
         if not isinstance(d, Diagnostic) and ": error: " not in text and not text.endswith("nothing written"):
             text = f"course: error: {text}"
-        print(text, file=stream)
+        print(text, file=sys.stderr)
