@@ -111,8 +111,7 @@ def fixture(lesson: Lesson, records, entry: dict | None = None, state: str = "pr
 
 def sha256_of(path: Path) -> str | None:
     try:
-        with open(path, "rb") as f:
-            return hashlib.sha256(f.read()).hexdigest()
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
     except OSError:
         return None
 
