@@ -161,8 +161,7 @@ def record(lesson: Lesson, tag: str, commit: str | None = None, clean: bool | No
            base: Path | None = None, extra_args: list[str] | None = None, profile: bool = True, timeline: bool = True,
            review: Path | None = None, manifest_info: dict | None = None, nvbench: bool = True,
            refuse: Callable[[dict], list[str]] | None = None) -> Path:
-    """Checks that a record may be made, builds and runs the lesson, puts
-    the record together, and writes it only once it shows a GPU ran the
+    """Writes the lesson's record, only once it shows a GPU ran the
     program and holds nothing a device cannot do. `refuse` finds further
     faults in the run's results (one line each): the caller passes the
     rule's recount of the program's own same-code tally, since the GPU

@@ -6,11 +6,9 @@ prints. A side is a record's tag, "promoted", or the path of a lesson's
 own --json output (a student's run, from any GPU); nothing here needs git
 or writes a file.
 
-Only ratios inside one run are compared across runs: the same build timed
-twice on one H200 moved a third of one lesson's row times by more than the
-rule's margin from one run to the next (research/REVIEW-PROCESS.md), so a
-row's time from two runs says how the runs differed, not what the code
-does."""
+Only ratios inside one run are compared across runs: a row's time from
+two runs says how the runs differed, not what the code does (the
+measurement: research/REVIEW-PROCESS.md, "What it is not for")."""
 
 from __future__ import annotations
 
