@@ -35,8 +35,7 @@ class Memo:
     after each save: a long-lived process sees what other processes added."""
 
     def __init__(self, name: str, version: str, folder: Path | None = None, max_items: int | None = None):
-        self.name, self.folder = name, folder
-        self.version = version
+        self.name, self.folder, self.version = name, folder, version
         self.max_items = max_items or MAX_ITEMS
         self._added = False
         self._items: dict | None = None

@@ -13,14 +13,16 @@ import signal
 import sys
 
 from . import commands as c
-from .errors import EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_USAGE, CourseError, Interrupted, UsageError, report
+from .errors import (EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CourseError, Interrupted,
+                     UsageError, report)
 from .sources import manifest
 
 
 class Parser(argparse.ArgumentParser):
     """A parser whose wrong usage is exit 64 through the one error path, and
     whose subcommands describe themselves in their own --help (their
-    one-line help, where no longer description is given)."""
+    one-line help, where no longer description is given) and run
+    commands.cmd_NAME, where there is one."""
 
     def error(self, message):
         raise UsageError(f"{message} (see {self.prog} --help)")
@@ -33,7 +35,10 @@ class Parser(argparse.ArgumentParser):
             kwargs.setdefault("formatter_class", HelpFormatter)
             if "description" not in kwargs and "help" in kwargs:
                 kwargs["description"] = kwargs["help"][:1].upper() + kwargs["help"][1:] + "."
-            return add(name, **kwargs)
+            parser, cmd = add(name, **kwargs), getattr(c, "cmd_" + name.replace("-", "_"), None)
+            if cmd:
+                parser.set_defaults(func=cmd)
+            return parser
         action.add_parser = add_parser
         return action
 
@@ -62,24 +67,20 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--lesson", action="append", help="a lesson (repeatable); default: every lesson")
     s.add_argument("-o", "--output", default=f"{b}/snippets", help="the folder to write (a folder this tool made, or a new one)")
     s.add_argument("--check", action="store_true", help="write nothing; exit 3 if an artifact is out of date")
-    s.set_defaults(func=c.cmd_snippets)
 
     s = sub.add_parser("render", help="write each lesson's README.md (and the README's day table)",
                        description="Renders lessons/*/README.md.j2 with the promoted evidence into README.md.")
     s.add_argument("--lesson", action="append", help="only this lesson (repeatable); default: every lesson")
     s.add_argument("--check", action="store_true", help="write nothing; exit 3 if a page is out of date")
-    s.set_defaults(func=c.cmd_render)
 
     s = sub.add_parser("prose", help="every number in a page's prose comes from a page helper",
                        description="Renders every page and fails (exit 1) on a number typed into its prose that no "
                                    "page helper produced and that is not in its lesson.toml [page] constants.")
     s.add_argument("--lesson", action="append", help="only this lesson (repeatable); default: every lesson")
-    s.set_defaults(func=c.cmd_prose)
 
     s = sub.add_parser("standalone", help="single-file copies of each day for Compiler Explorer")
     s.add_argument("-o", "--output", default=f"{b}/standalone", help="the folder to write")
     s.add_argument("--check", action="store_true", help="write nothing; exit 3 if a file is out of date")
-    s.set_defaults(func=c.cmd_standalone)
 
     s = sub.add_parser("check", help="an author's fast check of one day: build it, then its snippets, page, prose "
                        "and machine code",
@@ -88,11 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
                                    "up to date, its prose passes, its [[sass]] expectations hold. Every problem is "
                                    "named at once; exit 1 if any. The GPU tests are ctest's: the last line says how.")
     s.add_argument("lesson", help="the lesson: its folder's name under lessons/")
-    s.set_defaults(func=c.cmd_check)
 
     s = sub.add_parser("page-api", help="every helper a page template can call, with its arguments")
     s.add_argument("name", nargs="?", help="one helper, in full (page.plot, lesson.constant)")
-    s.set_defaults(func=c.cmd_page_api)
 
     s = sub.add_parser("readability", help="how each page's teaching part reads, against the course's targets",
                        description="For each lesson's rendered page, up to its evidence appendix: sentences' mean, "
@@ -101,13 +100,11 @@ def build_parser() -> argparse.ArgumentParser:
                                    "percentages of 150% or more, prose words before the first table or figure. "
                                    "Exit 1 when a page misses a target.")
     s.add_argument("lessons", nargs="*", help="lessons (default: every lesson)")
-    s.set_defaults(func=c.cmd_readability)
 
     s = sub.add_parser("new", help="scaffold a new day that builds and passes every test")
     s.add_argument("name", help="the lesson, dayNN_topic (lower-case letters, digits, underscores)")
     s.add_argument("--topic", default="", help="one line for the day's title (default: from the name)")
     s.add_argument("--min-cc", default="7.5", help="the minimum compute capability")
-    s.set_defaults(func=c.cmd_new)
 
     e = sub.add_parser("evidence", help="record, promote, verify and compare hardware runs")
     esub = e.add_subparsers(dest="evidence_command", required=True, parser_class=Parser, metavar="ACTION")
@@ -125,7 +122,6 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--no-nvbench", action="store_true", help="skip the nvbench benchmarks' run")
     r.add_argument("--review", help="the summary tools/course review wrote, to store with the record")
     r.add_argument("args", nargs="*", help="extra arguments for the lesson (after --)")
-    r.set_defaults(func=c.cmd_record)
     r = esub.add_parser("promote", help="the reviewer's gate: check every rule, sign, promote a set of records",
                         description="Promotes records of one build made on two GPUs or more (distinct device UUIDs) "
                                     "as one set, after checking every promotion rule on each: --tag A --tag B. The "
@@ -135,18 +131,15 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--tag", required=True, action="append", help="a record's tag (repeat it: one record a GPU)")
     r.add_argument("--by", required=True, help="the reviewer's name, as it will show on the page")
     r.add_argument("--key", required=True, help="the reviewer's private SSH key (never in the repository)")
-    r.set_defaults(func=c.cmd_promote)
-    r = esub.add_parser("verify", help="exit 4 if promoted evidence is stale, altered, unsigned or missing")
-    r.set_defaults(func=c.cmd_verify)
+    esub.add_parser("verify",
+                    help="exit 4 if promoted evidence is stale, altered, unsigned or missing")
     r = esub.add_parser("state", help="verify every promotion once and write the state the pages read",
                         description="Verifies every lesson's promotion (as verify does) and writes what it found to "
                                     "one file, which render, site, serve, compare and the browser test read. Exits 0 "
                                     "whatever it finds (a page without valid evidence says UNVERIFIED); verify is "
                                     "the check that fails.")
     r.add_argument("-o", "--output", default=f"{b}/evidence-state.json", help="the state file to write")
-    r.set_defaults(func=c.cmd_state)
-    r = esub.add_parser("status", help="each lesson's evidence state")
-    r.set_defaults(func=c.cmd_status)
+    esub.add_parser("status", help="each lesson's evidence state")
     r = esub.add_parser(
         "compare",
         help="what carries over between two runs: the lesson's declared ratios, each run's word beside the other's",
@@ -166,34 +159,27 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--all", action="store_true",
                    help="every row of every declared ratio, not the summary (at most 15 lines) it prints first")
     r.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    r.set_defaults(func=c.cmd_compare)
     r = esub.add_parser("add-reviewer", help="add a reviewer's public key to evidence/allowed_signers")
     r.add_argument("--principal", required=True, help="the reviewer's id in signatures, e.g. name@example.org")
     r.add_argument("--key", required=True, help="the reviewer's public key file (.pub)")
     r.add_argument("--name", default="", help="the reviewer's name, kept as a comment")
-    r.set_defaults(func=c.cmd_add_reviewer)
 
     s = sub.add_parser("serve", help="the site on 127.0.0.1, re-rendered as you edit, with live reload",
                        description="Renders every page, serves the site on 127.0.0.1 with MkDocs' server (live "
                                    "reload), and watches lessons/, common/ and research/: a saved change renders "
                                    "the pages again and the browser reloads. Ctrl-C stops it.")
     s.add_argument("--port", type=int, default=8000, help="the port on 127.0.0.1")
-    s.set_defaults(func=c.cmd_serve)
 
     s = sub.add_parser("review", help="the hardware review on a GPU machine (sanitizers, negative builds)")
     s.add_argument("--build-dir", default=str(manifest.ROOT / "build-gpu"), help="the gpu-only preset's build folder")
     s.add_argument("-o", "--output", default=None, help="the summary to write (default: BUILD_DIR/review.json)")
     s.add_argument("--lesson", action="append", help="only this lesson's steps (repeatable); default: every lesson")
-    s.set_defaults(func=c.cmd_review)
 
-    s = sub.add_parser("lint", help="the one-header rule")
-    s.set_defaults(func=c.cmd_lint)
+    sub.add_parser("lint", help="the one-header rule")
     s = sub.add_parser("format", help="clang-format check of every source (pinned version)")
     s.add_argument("--fix", action="store_true", help="rewrite the sources instead of checking them")
-    s.set_defaults(func=c.cmd_format)
     s = sub.add_parser("sass", help="check each lesson's declared machine-code expectations")
     s.add_argument("lesson", nargs="*", help="only these lessons (dayNN_topic); every lesson if none")
-    s.set_defaults(func=c.cmd_sass)
 
     s = sub.add_parser("site", help="the static site")
     ssub = s.add_subparsers(dest="site_command", required=True, parser_class=Parser, metavar="ACTION")
@@ -202,12 +188,10 @@ def build_parser() -> argparse.ArgumentParser:
     x = ssub.add_parser("test", help="open the built site in headless Chromium")
     x.add_argument("-o", "--output", default=f"{b}/site", help="the built site")
     x.add_argument("--screenshots", default=f"{b}/screenshots", help="where the screenshots go")
-    s.set_defaults(func=c.cmd_site)
 
     s = sub.add_parser("bench", help="time extraction and rendering of a generated course")
     s.add_argument("--lessons", type=_count(1, 10_000), default=200, help="lessons to generate (1 to 10,000)")
     s.add_argument("--snippets", type=_count(1, 1_000), default=10, help="snippets per lesson (1 to 1,000)")
-    s.set_defaults(func=c.cmd_bench)
     return p
 
 
@@ -232,7 +216,7 @@ def main(argv=None) -> int:
         signal.signal(sig, _interrupt)
     try:
         args = build_parser().parse_args(argv)
-        return args.func(args)
+        return args.func(args) or EXIT_OK
     except CourseError as e:
         report(e.diagnostics)
         return e.code

@@ -1,7 +1,8 @@
-"""What each `course` command does, one function a command; cli.py parses
-the command line and maps errors to exit codes. Modules that need Jinja2
-or MkDocs are imported where they are used, so that `evidence record` and
-`review` run on a GPU machine with nothing but Python's standard library."""
+"""What each `course` command does, one function a command, which returns
+its exit status (None: 0); cli.py parses the command line and maps errors
+to exit codes. Modules that need Jinja2 or MkDocs are imported where they
+are used, so that `evidence record` and `review` run on a GPU machine with
+nothing but Python's standard library."""
 
 from __future__ import annotations
 
@@ -9,16 +10,14 @@ import json
 import sys
 from pathlib import Path
 
-from .errors import EXIT_OK, Diagnostic, EvidenceError, OutOfDateError, SourceError, UsageError, display_path
+from .errors import Diagnostic, EvidenceError, OutOfDateError, SourceError, UsageError, display_path
 from .fsutil import check_no_links_between, ensure_owned_folder, replace_tree, write_atomic
 from .sources import manifest
 
 
 def _lessons(names=None):
     lessons = manifest.load()
-    if not names:
-        return lessons, lessons
-    return lessons, [manifest.find(lessons, n) for n in names]
+    return lessons, [manifest.find(lessons, n) for n in names] if names else lessons
 
 
 def _check_or_write(files: dict[Path, str], check: bool, fix_hint: str) -> list[Path]:
@@ -37,7 +36,7 @@ def _check_or_write(files: dict[Path, str], check: bool, fix_hint: str) -> list[
     return stale
 
 
-def cmd_snippets(args) -> int:
+def cmd_snippets(args) -> None:
     from .sources import snippets
 
     out = Path(args.output)
@@ -67,13 +66,12 @@ def cmd_snippets(args) -> int:
         _check_or_write({out / n / f: text for n, files in trees.items() for f, text in files.items()}, True,
                         "tools/course snippets")
         print(f"snippets: {display_path(out)} is up to date")
-        return EXIT_OK
+        return
     ensure_owned_folder(out, manifest.ROOT)
     written = [n for n, files in trees.items() if replace_tree(out / n, files, manifest.ROOT)]
     count = sum(len(f) - 1 for f in trees.values())
     print(f"snippets: {count} snippet(s) of {len(trees)} lesson(s) in {display_path(out)} "
           f"({len(written)} lesson folder(s) rewritten)")
-    return EXIT_OK
 
 
 def _render_pages(lessons, targets: list[str], check: bool):
@@ -91,7 +89,7 @@ def _render_pages(lessons, targets: list[str], check: bool):
     return files, written, stale_lessons, orphans
 
 
-def cmd_render(args) -> int:
+def cmd_render(args) -> None:
     lessons, chosen = _lessons(args.lesson)
     files, written, stale_lessons, orphans = _render_pages(lessons, [l.target for l in chosen], args.check)
     for target, reasons in stale_lessons:
@@ -105,10 +103,9 @@ def cmd_render(args) -> int:
         print(f"render: {len(written)} of {len(files)} generated file(s) written"
               + (": " + ", ".join(display_path(p) for p in written) if written else " (all up to date)")
               + (f"; removed {len(orphans)} unused figure(s)" if orphans else ""))
-    return EXIT_OK
 
 
-def cmd_readability(args) -> int:
+def cmd_readability(args) -> None:
     """Each page's teaching part against pages/readability.py's targets."""
     from .pages import readability
 
@@ -125,21 +122,18 @@ def cmd_readability(args) -> int:
         misses += [Diagnostic(display_path(page), 0, 0, f"teaching part: {x}") for x in reading.misses()]
     if misses:
         raise SourceError(misses)
-    return EXIT_OK
 
 
-def cmd_page_api(args) -> int:
+def cmd_page_api(args) -> None:
     """The page API as its code states it (so the list cannot fall behind):
     each public helper of `page` and `lesson`, its signature and docstring."""
     import inspect
 
     from .pages.page import LessonView, Page
 
-    helpers = {}
-    for prefix, cls in (("page", Page), ("lesson", LessonView)):
-        for name, fn in sorted(inspect.getmembers(cls, inspect.isfunction)):
-            if not name.startswith("_"):
-                helpers[f"{prefix}.{name}"] = fn
+    helpers = {f"{prefix}.{name}": fn for prefix, cls in (("page", Page), ("lesson", LessonView))
+               for name, fn in sorted(inspect.getmembers(cls, inspect.isfunction))
+               if not name.startswith("_")}
     helpers["snippet"] = Page.snippet
     if args.name:
         if args.name not in helpers:
@@ -148,18 +142,17 @@ def cmd_page_api(args) -> int:
     for shown, fn in helpers.items():
         plain = inspect.signature(fn)
         params = [q.replace(annotation=inspect.Parameter.empty) for q in plain.parameters.values() if q.name != "self"]
-        sig = str(plain.replace(parameters=params, return_annotation=inspect.Signature.empty))
-        doc = inspect.getdoc(fn) or ""
+        sig = plain.replace(parameters=params, return_annotation=inspect.Signature.empty)
         print(f"{shown}{sig}")
+        doc = inspect.getdoc(fn) or ""
         text = doc if args.name else doc.split("\n\n")[0]
-        print("".join(f"    {line}\n" for line in text.splitlines()) if text else "", end="")
+        print("".join(f"    {line}\n" for line in text.splitlines()), end="")
     if not args.name:
         print("\none helper whole: tools/course page-api page.plot; fields a selector may name: the rows' "
               "(build/bin/DAY --list --json F lists them)")
-    return EXIT_OK
 
 
-def cmd_prose(args) -> int:
+def cmd_prose(args) -> None:
     from .pages import prose
 
     lessons, chosen = _lessons(args.lesson)
@@ -167,10 +160,9 @@ def cmd_prose(args) -> int:
     if problems:
         raise SourceError(problems)
     print(f"prose: every number in {len(chosen)} page(s) comes from a page helper or a stated constant")
-    return EXIT_OK
 
 
-def cmd_standalone(args) -> int:
+def cmd_standalone(args) -> None:
     from .sources import standalone
 
     lessons, _ = _lessons()
@@ -179,14 +171,13 @@ def cmd_standalone(args) -> int:
     if args.check:
         _check_or_write({out / n: t for n, t in files.items()}, True, f"tools/course standalone -o {display_path(out)}")
         print(f"standalone: {display_path(out)} is up to date")
-        return EXIT_OK
+        return
     ensure_owned_folder(out, manifest.ROOT)
     replace_tree(out, files, manifest.ROOT)
     print(f"standalone: {len(files)} single-file program(s) in {display_path(out)}")
-    return EXIT_OK
 
 
-def cmd_check(args) -> int:
+def cmd_check(args) -> None:
     """One day, quickly: what an author runs after each edit."""
     import subprocess
     import time
@@ -267,10 +258,9 @@ def cmd_check(args) -> int:
         raise SourceError(said + [f"check: {lesson.target}: {len(said)} problem(s)"])
     print(f"check: {lesson.target}: all good in {time.monotonic() - t0:.0f} s; on a GPU: ctest --preset course -R "
           f"{lesson.target}; everything: ctest --preset course")
-    return EXIT_OK
 
 
-def cmd_new(args) -> int:
+def cmd_new(args) -> None:
     from .sources import scaffold
 
     written = scaffold.new_lesson(args.name, args.topic, args.min_cc)
@@ -278,10 +268,9 @@ def cmd_new(args) -> int:
     print(f"new: configure so the build knows it (cmake --preset course), then check it alone: tools/course check "
           f"{args.name} (about a minute); the page's helpers: tools/course page-api; everything: the README's "
           "two commands")
-    return EXIT_OK
 
 
-def cmd_record(args) -> int:
+def cmd_record(args) -> None:
     from .record import format as record_format
     from .record import run
     from .rule import resolution
@@ -298,10 +287,9 @@ def cmd_record(args) -> int:
     print(f"record: wrote {display_path(path)}: exit code {rec['exit_code']}, {rec['gpu']['name']}, "
           f"executable {rec['executable']['sha256'][:12]}, sources {rec['sources']['digest'][:12]}; "
           "commit it, promoted or not")
-    return EXIT_OK
 
 
-def cmd_promote(args) -> int:
+def cmd_promote(args) -> None:
     from .evidence import promote
 
     _, (lesson,) = _lessons([args.lesson])
@@ -309,10 +297,9 @@ def cmd_promote(args) -> int:
     print(f"promote: {', '.join(entry['records'])} promoted for {lesson.target} as one set ({len(entry['gpus'])} "
           f"GPUs), signed by {entry['principal']} ({entry['promoted_by']}) in evidence/promoted.json; now run: "
           "cmake --build --preset course (or tools/course evidence state, then render)")
-    return EXIT_OK
 
 
-def cmd_verify(args) -> int:
+def cmd_verify(args) -> None:
     from .evidence import store, verify
 
     lessons, _ = _lessons()
@@ -324,10 +311,9 @@ def cmd_verify(args) -> int:
     records = sum(len(verify.entry_records(e)) for e in promoted.values())
     print(f"evidence: {len(promoted)} promotion(s) of {records} record(s): signatures valid, records intact, "
           "every promotion rule holds for today's sources")
-    return EXIT_OK
 
 
-def cmd_state(args) -> int:
+def cmd_state(args) -> None:
     from .evidence import state, verify
 
     lessons = manifest.load()
@@ -336,10 +322,9 @@ def cmd_state(args) -> int:
     covers = state.fingerprint(lessons, manifest.build_dir())  # before verify reads anything
     path = state.write(verify.lesson_states(lessons), lessons, out, covers=covers)
     print(f"state: {display_path(path)}: {len(lessons)} lesson(s)")
-    return EXIT_OK
 
 
-def cmd_status(args) -> int:
+def cmd_status(args) -> None:
     from .evidence import verify
 
     for lesson in manifest.load():
@@ -348,10 +333,9 @@ def cmd_status(args) -> int:
         print(f"day {lesson.day:>3}  {lesson.target:<28} {st.state}{where}")
         for r in st.reasons if not st.valid else []:
             print(f"      {r}")
-    return EXIT_OK
 
 
-def cmd_compare(args) -> int:
+def cmd_compare(args) -> None:
     from .record import format as record_format
     from .rule import carry, compare
 
@@ -363,7 +347,7 @@ def cmd_compare(args) -> int:
             print(json.dumps({"lesson": lesson.target, "a": args.tag_a, "b": args.tag_b, "rows": table}, indent=1))
         else:
             print(compare.format_comparison(table, args.tag_a, args.tag_b))
-        return EXIT_OK
+        return
     from .evidence.sides import load_side
 
     left, right = load_side(lesson, args.tag_a), load_side(lesson, args.tag_b)
@@ -374,10 +358,9 @@ def cmd_compare(args) -> int:
         print(carry.format_carry(lesson, left, right, blocks))
     else:
         print(carry.format_summary(lesson, left, right, blocks))
-    return EXIT_OK
 
 
-def cmd_add_reviewer(args) -> int:
+def cmd_add_reviewer(args) -> None:
     from .evidence import signing
     from .record.format import evidence_dir
 
@@ -394,27 +377,24 @@ def cmd_add_reviewer(args) -> int:
         raise UsageError(str(e)) from None
     write_atomic(path, new)
     print(f"add-reviewer: {args.principal} added to {display_path(path)}; commit it")
-    return EXIT_OK
 
 
-def cmd_review(args) -> int:
+def cmd_review(args) -> None:
     from .record import review
 
     review.main(Path(args.build_dir), Path(args.output or Path(args.build_dir) / "review.json"), only=args.lesson)
-    return EXIT_OK
 
 
-def cmd_lint(args) -> int:
+def cmd_lint(args) -> None:
     from .sources import lint
 
     diags = lint.one_header()
     if diags:
         raise SourceError(diags)
     print("lint: every lesson includes common/course.cuh and none defines CUDA_CHECK or timeKernel")
-    return EXIT_OK
 
 
-def cmd_format(args) -> int:
+def cmd_format(args) -> None:
     from .sources import lint
 
     version, count = lint.check_format(fix=args.fix)
@@ -422,10 +402,9 @@ def cmd_format(args) -> int:
         print(f"format: {version}: {count} source(s) changed, {len(lint.format_files())} checked")
     else:
         print(f"format: {version}: {count} source(s) formatted as the style says")
-    return EXIT_OK
 
 
-def cmd_sass(args) -> int:
+def cmd_sass(args) -> None:
     from .binaries import sass
 
     _, chosen = _lessons(args.lesson)
@@ -433,7 +412,6 @@ def cmd_sass(args) -> int:
     print(f"sass: {checked} declared expectation(s) hold in the built binaries of {len(chosen)} lesson(s)"
           + (f"; {skipped} name instructions newer than the machine code built (not applicable here)"
              if skipped else ""))
-    return EXIT_OK
 
 
 def cmd_site(args) -> int:

@@ -48,12 +48,10 @@ class CourseError(Exception):
 
     code = EXIT_ERRORS
 
-    def __init__(self, diagnostics, code: int | None = None):
+    def __init__(self, diagnostics):
         if isinstance(diagnostics, (str, Diagnostic)):
             diagnostics = [diagnostics]
         self.diagnostics = list(diagnostics)
-        if code is not None:
-            self.code = code
         super().__init__("\n".join(str(d) for d in self.diagnostics))
 
 
@@ -92,10 +90,9 @@ def display_path(path: str | os.PathLike) -> str:
 MAX_REPORTED = 50
 
 
-def report(lines, stream=None) -> None:
+def report(lines) -> None:
     """One line per problem, in the `where: error: what` form; a line that
     names no file says it comes from the course tool."""
-    stream = stream or sys.stderr
     lines = list(lines)
     if len(lines) > MAX_REPORTED:  # a hostile file can hold a million mistakes; the first ones say enough
         hidden = len(lines) - MAX_REPORTED
@@ -104,4 +101,4 @@ def report(lines, stream=None) -> None:
         text = str(d)
         if not isinstance(d, Diagnostic) and ": error: " not in text and not text.endswith("nothing written"):
             text = f"course: error: {text}"
-        print(text, file=stream)
+        print(text, file=sys.stderr)

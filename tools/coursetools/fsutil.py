@@ -93,7 +93,7 @@ def _write_whole(path: Path, data: str | bytes, replace: bool) -> bool:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+            f.write(_bytes(data))
             f.flush()
             os.fchmod(f.fileno(), file_mode())
             os.fsync(f.fileno())
@@ -121,7 +121,7 @@ def _tracked_files_under(folder: Path, root: Path) -> bool:
     except ValueError:
         return False
     try:
-        out = subprocess.run(["git", "ls-files", "--", str(rel) if str(rel) != "." else "."],
+        out = subprocess.run(["git", "ls-files", "--", str(rel)],
                              cwd=root, capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired):
         return False
@@ -129,12 +129,10 @@ def _tracked_files_under(folder: Path, root: Path) -> bool:
 
 
 def _refuse_place(out: Path, root: Path, folder: bool, hint: str, owned: bool = False) -> None:
-    """UsageError (exit 64) where `out`, a folder to write (or a file), is
-    a symbolic link, not a folder (a regular file), the repository or a
-    folder holding it, inside a folder of sources, a file at the
-    repository's top (a mistyped -o must never replace a source), or
-    holds what git tracks; `owned`: a folder that is not empty must have
-    the stamp of a folder this tool made."""
+    """UsageError (exit 64), saying why, where a tool may not write `out`,
+    a folder (or a file: never at the repository's top, where a mistyped
+    -o would replace a source); `owned`: a folder that is not empty must
+    have the stamp of a folder this tool made."""
     shown, out, root = display_path(out), Path(out), Path(root).resolve()
 
     def refuse(why: str):
@@ -164,7 +162,6 @@ def check_output_folder(out: Path, root: Path) -> None:
 
 
 def ensure_owned_folder(out: Path, root: Path) -> Path:
-    """Checks `out`, creates it (with the umask's mode) and stamps it."""
     check_output_folder(out, root)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -179,7 +176,6 @@ def check_output_file(out: Path, root: Path) -> None:
 
 
 def check_build_folder(out: Path, root: Path) -> None:
-    """A folder CMake configures."""
     _refuse_place(out, root, True, "choose a build folder such as build-gpu/")
 
 
@@ -231,7 +227,7 @@ def replace_tree(final: Path, files: dict[str, str | bytes], root: Path) -> bool
                 raise UsageError(f"{name}: error: not a plain name inside the output folder")
             p.parent.mkdir(parents=True, exist_ok=True)
             os.chmod(p.parent, dir_mode())
-            p.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
+            p.write_bytes(_bytes(content))
             os.chmod(p, file_mode())
         with signals_held():
             if final.exists():
@@ -254,11 +250,10 @@ def _same_tree(final: Path, files: dict[str, str | bytes]) -> bool:
     if not final.is_dir():
         return False
     present = {p.relative_to(final).as_posix() for p in final.rglob("*") if p.is_file()}
-    if present != set(files) | {STAMP}:
-        return False
-    for name, content in files.items():
-        raw = content.encode("utf-8") if isinstance(content, str) else content
-        if (final / name).read_bytes() != raw:
-            return False
-    return True
+    return present == set(files) | {STAMP} and all((final / n).read_bytes() == _bytes(c)
+                                                   for n, c in files.items())
+
+
+def _bytes(data: str | bytes) -> bytes:
+    return data.encode("utf-8") if isinstance(data, str) else data
 

@@ -1,10 +1,7 @@
-"""The promotion rules and the reviewer's gate. `promote` refuses, naming
-every reason, unless every rule holds: the run exited 0 and every check
-passed; the record's digest verifies and it is well formed; its sources
-digest equals today's; git said the tree was clean; the GPU meets the
-lesson's minimum; the executable was the lesson's own build target; no
-row is faster than the device allows. The entry is signed with the
-reviewer's SSH key and written to evidence/promoted.json under a lock."""
+"""The promotion rules (`record_problems`) and the reviewer's gate:
+`promote` refuses, naming every reason, unless every rule holds for each
+record of the set; the entry is then signed with the reviewer's SSH key
+and written to evidence/promoted.json under a lock."""
 
 from __future__ import annotations
 
@@ -108,7 +105,6 @@ def record_problems(lesson: Lesson, rec: dict, for_promotion: bool = True) -> li
     if lesson.built:
         extras = (list(lesson.extra_flags) + buildcheck.compile_extras(lesson, build)
                   + buildcheck.link_extras(lesson, build) + buildcheck.launcher_problems(lesson, build))
-    if lesson.built:
         reasons += buildcheck.configure_problems(build)
     if extras:
         reasons.append("the lesson's timed build compiles with flags of its own "
@@ -165,9 +161,8 @@ def set_problems(recs: list[tuple[str, dict]]) -> list[str]:
     """Why these records may not stand together as one promotion: fewer
     GPUs than MIN_GPUS, two records of one GPU, records of other builds."""
     out = []
-    uuids = [(tag, (r.get("gpu") or {}).get("uuid")) for tag, r in recs]
     seen: dict = {}
-    for tag, u in uuids:
+    for tag, u in ((tag, (r.get("gpu") or {}).get("uuid")) for tag, r in recs):
         if u in seen:
             out.append(f"'{tag}' and '{seen[u]}' ran on one GPU ({u}); a set takes one record a GPU")
         seen.setdefault(u, tag)

@@ -58,7 +58,6 @@ def sign(entry: dict, key: Path) -> str:
 
 
 def principal_of(signature: str, allowed: Path) -> str | None:
-    """The principal in `allowed` whose key made `signature`, if any."""
     if not allowed.exists():
         return None
     with tempfile.TemporaryDirectory() as tmp:
@@ -66,9 +65,9 @@ def principal_of(signature: str, allowed: Path) -> str | None:
         sig.write_text(signature)
         proc = subprocess.run([_ssh_keygen(), "-Y", "find-principals", "-s", str(sig), "-f", str(allowed)],
                               capture_output=True, text=True)
-    if proc.returncode != 0:
+    if proc.returncode != 0 or not proc.stdout.strip():
         return None
-    return proc.stdout.strip().splitlines()[0] if proc.stdout.strip() else None
+    return proc.stdout.strip().splitlines()[0]
 
 
 def verify(entry: dict, allowed: Path) -> str | None:
@@ -126,7 +125,6 @@ def _key_problem(keytype: str, blob: str) -> str | None:
 
 
 def parse_allowed(path: Path) -> None:
-    """allowed_signers, checked strictly (check_allowed)."""
     shown = display_path(path)
     try:
         text = Path(path).read_text(encoding="utf-8")

@@ -61,12 +61,10 @@ class LessonState:
         return self.state == "promoted"
 
     def _load(self, files: list[str]) -> list[dict]:
-        out = []
         for rel in files:
             if rel not in self._loaded:
                 self._loaded[rel] = self._read(rel)
-            out.append(self._loaded[rel])
-        return out
+        return [self._loaded[rel] for rel in files]
 
     def _read(self, rel: str) -> dict:
         path = evidence_dir() / rel
@@ -92,13 +90,11 @@ class LessonState:
 
     @property
     def record(self) -> dict | None:
-        recs = self.records
-        return recs[0] if recs else None
+        return next(iter(self.records), None)
 
     @property
     def earlier(self) -> dict | None:
-        recs = self._load(self.earlier_files)
-        return recs[0] if recs else None
+        return next(iter(self._load(self.earlier_files)), None)
 
 
 def fixture(lesson: Lesson, records, entry: dict | None = None, state: str = "promoted",
@@ -115,8 +111,7 @@ def fixture(lesson: Lesson, records, entry: dict | None = None, state: str = "pr
 
 def sha256_of(path: Path) -> str | None:
     try:
-        with open(path, "rb") as f:
-            return hashlib.sha256(f.read()).hexdigest()
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
     except OSError:
         return None
 
@@ -140,15 +135,6 @@ def _rel(path: Path) -> str:
 def fingerprint(lessons: list[Lesson], build: Path) -> dict:
     return {"files": {_rel(p): sha256_of(p) for p in covered_files(build)},
             "sources": {l.target: sources_digest(l, build)["digest"] for l in lessons}}
-
-
-def to_json(states: list[LessonState], lessons: list[Lesson], build: Path, covers: dict | None = None) -> str:
-    return json.dumps({
-        "schema": SCHEMA,
-        "covers": covers if covers is not None else fingerprint(lessons, build),
-        "lessons": {s.lesson.target: {"state": s.state, "reasons": s.reasons, "entry": s.entry,
-                                      "records": s.record_files, "earlier": s.earlier_files} for s in states},
-    }, indent=1, sort_keys=True) + "\n"
 
 
 def load(lessons: list[Lesson], path: Path | None = None, check: bool = True) -> dict[str, LessonState]:
@@ -206,5 +192,9 @@ def write(states: list[LessonState], lessons: list[Lesson], path: Path | None = 
     if covers is not None and covers != now:
         raise EvidenceError(Diagnostic(display_path(path), 0, 0, "the evidence or the sources changed while they "
                                        f"were verified; write it again: {REFRESH}"))
-    write_atomic(path, to_json(states, lessons, manifest.build_dir(), now))
+    found = {s.lesson.target: {"state": s.state, "reasons": s.reasons, "entry": s.entry,
+                               "records": s.record_files, "earlier": s.earlier_files}
+             for s in states}
+    write_atomic(path, json.dumps({"schema": SCHEMA, "covers": now, "lessons": found}, indent=1,
+                                  sort_keys=True) + "\n")
     return path

@@ -37,11 +37,9 @@ def load_promotions(base: Path | None = None) -> dict:
 
 def confined_record(entry_record: str, lesson_target: str, base: Path | None = None) -> Path:
     """The record file an entry names, which must lie in
-    evidence/records/<lesson>/ (no '..', no link out). Entries signed before
-    records were stored compressed name records/<lesson>/<tag>.json: the
-    same record, now stored as <tag>.json.bz2 (its digest, over the decoded
-    record, is the one they signed). Records first stored as <tag>.json.gz
-    are stored as <tag>.json.bz2 since: the same record again."""
+    evidence/records/<lesson>/ (no '..', no link out). An entry signed
+    before records were stored as <tag>.json.bz2 names <tag>.json or
+    <tag>.json.gz: the same record (its digest is over the decoded record)."""
     base = Path(base or evidence_dir())
     folder = (base / "records" / lesson_target).resolve()
     if isinstance(entry_record, str) and entry_record.endswith(".json.gz"):

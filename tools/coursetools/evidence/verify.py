@@ -10,7 +10,7 @@ from pathlib import Path
 from ..errors import EvidenceError, display_path
 from ..sources.manifest import Lesson
 from . import signing
-from .promote import record_problems
+from .promote import record_problems, set_problems
 from .state import LessonState
 from ..record.format import SUFFIX, TAG_FILE_RE, evidence_dir, load_record
 from .store import PROMOTIONS_SCHEMA, confined_record, load_promotions
@@ -43,8 +43,6 @@ def state_of(lesson: Lesson, base: Path | None = None, signature: bool = True) -
     being stale is all that is wrong (the records intact, their promotion
     signed), the records are the earlier code's, which a page may draw its
     figures from, saying so."""
-    from .promote import set_problems
-
     try:
         promotions = load_promotions(base)
     except EvidenceError as e:
@@ -92,21 +90,18 @@ def state_of(lesson: Lesson, base: Path | None = None, signature: bool = True) -
 
 
 def lesson_states(lessons: list[Lesson], base: Path | None = None) -> list[LessonState]:
-    """Every lesson's state, as the state file keeps it (evidence/state.py)."""
     return [state_of(lesson, base) for lesson in lessons]
 
 
 def verify(lessons: list[Lesson], base: Path | None = None) -> list[str]:
     """Problems with the evidence: every promoted entry re-checked, every
     record well formed (a lesson never promoted is UNVERIFIED, not a problem)."""
-    problems = []
     base = Path(base or evidence_dir())
     try:
         promotions = load_promotions(base)
-        promoted = promotions["promoted"]
     except EvidenceError as e:
         return [str(d) for d in e.diagnostics]
-    problems += history_problems(promotions, base)
+    promoted, problems = promotions["promoted"], history_problems(promotions, base)
     known = {l.target for l in lessons}
     for name in sorted(set(promoted) - known):
         problems.append(f"{name}: promoted, but no such lesson is declared in CMake")

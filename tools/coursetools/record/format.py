@@ -1,17 +1,11 @@
 """What a record is on disk, and the one reader and writer of it (its
-JSON read by strictjson.py).
-
-A record is one JSON object (its fields: research/REVIEW-PROCESS.md). It
-is stored compactly, as `evidence/records/<lesson>/<tag>.json.bz2`: the
-object written as UTF-8 JSON with sorted keys, one row (one object of
-plain values) a line, then bzip2-compressed (level 9; bzip2 writes no name
-or time, so the same record always makes the same bytes). Nothing is left
-out: every sample, decision and check is there, and `bzcat TAG.json.bz2`
-shows it as text. The record's digest is taken over the decoded object
-(canonical JSON, `canonical()`), never over the bytes on disk, so the
-encoding can change without changing what a digest means. (bzip2, not
-gzip: a day-24 record is 0.79 MB in it and 1.10 MB in gzip's level 9,
-the course's largest records being sweeps of small decimal numbers.)
+JSON read by strictjson.py). A record is one JSON object (its fields and
+encoding: research/REVIEW-PROCESS.md), stored as
+`evidence/records/<lesson>/<tag>.json.bz2`: sorted keys, one row a line,
+bzip2 level 9, which writes no name or time, so the same record always
+makes the same bytes. Its digest is taken over the decoded object
+(`canonical()`), never over the bytes on disk, so the encoding can change
+without changing what a digest means.
 
 Standard library only: the GPU machine writes records with a bare python3.
 """
@@ -89,29 +83,23 @@ def _plain(x) -> bool:
     return not isinstance(x, (dict, list))
 
 
-def _leaf(x) -> bool:
-    """A value written on one line: a plain value, a list of plain values,
-    or an object holding only those (a row)."""
+def _leaf(x: dict | list) -> bool:
+    """Written on one line: a list of plain values, or an object holding
+    only plain values and those (a row)."""
     if isinstance(x, list):
         return all(_plain(v) for v in x)
-    if isinstance(x, dict):
-        return all(_plain(v) or (isinstance(v, list) and all(_plain(i) for i in v)) for v in x.values())
-    return True
+    return all(_plain(v) or (isinstance(v, list) and _leaf(v)) for v in x.values())
 
 
 def _lines(x, depth: int) -> str:
     one = lambda v: json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False)  # noqa: E731
-    if depth > 0 and _leaf(x):
+    if _plain(x) or not x or (depth > 0 and _leaf(x)):
         return one(x)
     pad = "\n" + " " * (depth + 1)
     if isinstance(x, dict):
         items = [one(k) + ":" + _lines(v, depth + 1) for k, v in sorted(x.items())]
-    elif isinstance(x, list):
-        items = [_lines(v, depth + 1) for v in x]
     else:
-        return one(x)
-    if not items:
-        return "{}" if isinstance(x, dict) else "[]"
+        items = [_lines(v, depth + 1) for v in x]
     open_, close = ("{", "}") if isinstance(x, dict) else ("[", "]")
     return open_ + pad + ("," + pad).join(items) + "\n" + " " * depth + close
 
@@ -180,7 +168,6 @@ def load_verified_record(raw: bytes) -> dict:
 
 
 def load_record(path: Path) -> dict:
-    """A stored record, decoded and held to a record's shape."""
     shown = display_path(path)
     rec = decode(read_regular(path, "a record written by tools/course evidence record"), shown)
     problems = record_shape_problems(rec)

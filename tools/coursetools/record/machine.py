@@ -6,6 +6,7 @@ Standard library only: this runs on the GPU machine."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import re
@@ -17,10 +18,6 @@ import time
 from pathlib import Path
 
 from ..sources import manifest
-
-# What nvidia-smi is asked about each GPU, in its own field names.
-GPU_FIELDS = ("uuid", "name", "driver_version", "pci.bus_id")
-
 
 def _smi(query: str) -> tuple[list[list[str]] | None, str | None]:
     """nvidia-smi's CSV answer, one list of fields per GPU, or (None, why)."""
@@ -35,13 +32,11 @@ def _smi(query: str) -> tuple[list[list[str]] | None, str | None]:
     return rows, None
 
 
-def gpus() -> tuple[list[dict], str | None]:
-    """Every GPU the driver reports: uuid, name, driver, PCI bus id."""
-    rows, why = _smi(",".join(GPU_FIELDS))
-    if rows is None:
-        return [], why
+def gpus() -> list[dict]:
+    """Every GPU the driver reports (none where nvidia-smi does not answer)."""
+    rows, _ = _smi("uuid,name,driver_version,pci.bus_id")
     keys = ("uuid", "name", "driver", "pci_bus_id")
-    return [dict(zip(keys, r)) for r in rows if len(r) == len(keys)], None
+    return [dict(zip(keys, r)) for r in rows or [] if len(r) == len(keys)]
 
 
 class ClockSampler:
@@ -109,14 +104,10 @@ def host() -> dict:
     and stream launches of small kernels time the host's launch work as
     much as the GPU's, so they carry over only to the same host."""
     model = None
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if line.lower().startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
+    with contextlib.suppress(OSError), open("/proc/cpuinfo", encoding="utf-8",
+                                            errors="replace") as f:
+        models = (ln.split(":", 1)[1].strip() for ln in f if ln.lower().startswith("model name"))
+        model = next(models, None)
     try:
         usable = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):

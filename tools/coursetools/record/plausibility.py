@@ -31,12 +31,9 @@ def _finite(v) -> bool:
 
 
 def impossible_rows(results: dict | None, gpu: dict) -> list[str]:
-    """Rows no device could have produced: a number that is not finite, a
-    time of zero or less, statistics that contradict the row's own samples
-    (min <= q1 <= median <= q3 <= max, each from samples_ms), a negative
-    bandwidth, a cold-timed bandwidth whose bytes came from DRAM (every
-    row's, unless it says "memory" is something else) above the DRAM's
-    peak, or any bandwidth above what the SMs can take in at all."""
+    """Rows no device could have produced, one line each (the checks'
+    messages say what each holds). A row's bytes come from DRAM unless its
+    "memory" says otherwise."""
     out = []
     peak = peak_dram_gbps(gpu)
     on_chip = peak_on_chip_gbps(gpu)

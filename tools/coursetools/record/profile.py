@@ -24,13 +24,9 @@ MARKER = "courseProfileMarker"
 
 
 def find_ncu() -> str | None:
-    found = shutil.which("ncu")
-    if found:
-        return found
-    for cand in [*sorted(Path("/opt/nvidia").glob("nsight-compute/*/ncu")), Path("/usr/local/cuda/bin/ncu")]:
-        if cand.exists():
-            return str(cand)
-    return None
+    installed = [*sorted(Path("/opt/nvidia").glob("nsight-compute/*/ncu")),
+                 Path("/usr/local/cuda/bin/ncu")]
+    return shutil.which("ncu") or next((str(p) for p in installed if p.exists()), None)
 
 
 def ncu_version(ncu: str) -> str:
@@ -69,12 +65,9 @@ def parse_csv(text: str, metrics: list[str]) -> list[dict]:
     for r in rows[2:]:  # rows[1] holds the units
         if len(r) != len(header):
             continue
-        k = {"id": _number(r[col["ID"]]),
-             "name": r[col["Kernel Name"]],
-             "grid": r[col["Grid Size"]],
-             "block": r[col["Block Size"]],
-             "metrics": {m: _number(r[col[m]]) for m in metrics if m in col}}
-        kernels.append(k)
+        kernels.append({"id": _number(r[col["ID"]]), "name": r[col["Kernel Name"]],
+                        "grid": r[col["Grid Size"]], "block": r[col["Block Size"]],
+                        "metrics": {m: _number(r[col[m]]) for m in metrics if m in col}})
     kernels.sort(key=lambda k: k["id"] if isinstance(k["id"], int) else 0)
     return kernels
 

@@ -19,7 +19,6 @@ UUID_RE = re.compile(r"^GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9
 
 
 def gpu_proof_problems(rec: dict) -> list[str]:
-    """Every reason the record does not prove that a GPU ran it."""
     out = []
     if rec.get("exit_code") == WAIVED_EXIT:
         out.append(f"the run was waived (exit {WAIVED_EXIT}): this machine has no GPU or driver the lesson can use")

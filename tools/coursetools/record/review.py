@@ -24,6 +24,7 @@ Standard library only: the GPU machine may have nothing else.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import re
@@ -134,27 +135,23 @@ def run(build: Path, logs: Path, say=print, only: list[str] | None = None) -> di
                 code, text = _sh([variant, *neg["args"], "--json", str(out_json)],
                                  logs / f"{lesson.target}-negative-{k}.log")
                 rows = []
-                if out_json.exists():
-                    try:
-                        rows = json.loads(out_json.read_text()).get("rows", [])
-                    except (json.JSONDecodeError, UnicodeDecodeError):
-                        rows = []
+                with contextlib.suppress(FileNotFoundError, ValueError):  # none, or not JSON
+                    rows = json.loads(out_json.read_text()).get("rows", [])
             fields = {"lesson": lesson.target, "target": target, "args": list(neg["args"]), "expect": neg["expect"],
                       "exit_code": code, "cuda_error": _first_cuda_error(text), "rows": rows}
             if not _started(text, lesson.target, code):
                 step(f"{target}: did not start", False, detail=f"exit {code}: the program never reached its GPU "
                      "work, so no fault of its kernels can be caught here", **fields)
-                continue
-            if neg["expect"] == "report":
+            elif neg["expect"] == "report":
                 step(f"{target}: reported", None, **fields)
-                continue
-            if code != 0:
+            elif code != 0:
                 step(f"{target}: the fault is caught", True, caught_by="exit code", **fields)
-                continue
-            code2, text2 = _sh([_sanitizer(), "--tool", "racecheck", "--error-exitcode", "99", variant, *neg["args"]],
-                               logs / f"{lesson.target}-negative-{k}-racecheck.log")
-            step(f"{target}: the fault is caught", code2 != 0, caught_by="racecheck",
-                 racecheck_hazards=_count_errors(text2), **fields)
+            else:
+                log = logs / f"{lesson.target}-negative-{k}-racecheck.log"
+                code2, text2 = _sh([_sanitizer(), "--tool", "racecheck", "--error-exitcode", "99",
+                                    variant, *neg["args"]], log)
+                step(f"{target}: the fault is caught", code2 != 0, caught_by="racecheck",
+                     racecheck_hazards=_count_errors(text2), **fields)
     return _summary(lessons, steps, build)
 
 

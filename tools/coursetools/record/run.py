@@ -67,8 +67,11 @@ def _execute(cmd: list[str], timeout: int) -> tuple[int, str, str, float]:
         code, out, err = proc.returncode, proc.stdout, proc.stderr
     except subprocess.TimeoutExpired as e:
         code, out, err = -9, e.stdout or b"", (e.stderr or b"") + f"\n(killed after {timeout} s)".encode()
-    text = lambda b: b.decode("utf-8", errors="backslashreplace")  # noqa: E731
-    return code, text(out), text(err), round(time.monotonic() - started, 3)
+    return code, _text(out), _text(err), round(time.monotonic() - started, 3)
+
+
+def _text(output: bytes) -> str:
+    return output.decode("utf-8", errors="backslashreplace")
 
 
 def _run_copy(binary: Path, args: list[str], tmp: Path, timeout: int = 3600, nvbench: bool = False) -> dict:
@@ -115,24 +118,21 @@ def _profile(lesson: Lesson, binary: Path, tmp: Path) -> dict:
         return {"skipped": "ncu (Nsight Compute) not found on this machine"}
     metrics = [m["name"] for m in lesson.info.metrics]
     out = {"tool": "ncu", "version": prof.ncu_version(ncu), "metrics": list(lesson.info.metrics), "runs": []}
+    exe, json_path = tmp / binary.name, tmp / "profile.json"
     for run in lesson.info.profile_runs:
         args = list(run["args"])
-        exe = tmp / binary.name
-        json_path = tmp / "profile.json"
         cmd = prof.command(ncu, metrics, str(exe), args, str(json_path))
         proc = subprocess.run(cmd, capture_output=True, cwd=manifest.ROOT)
-        text = proc.stdout.decode("utf-8", errors="backslashreplace")
         names = []
         if json_path.exists():
             with contextlib.suppress(json.JSONDecodeError, UnicodeDecodeError):
                 res = json.loads(json_path.read_text())
                 names = [r.get("profiled") for r in res.get("rows", []) if r.get("group") == "profile"]
-        kernels = prof.parse_csv(text, metrics)
+        kernels = prof.parse_csv(_text(proc.stdout), metrics)
         shown = ["ncu", *cmd[1:cmd.index(str(exe))], lesson.run_command, *args, "--json", "FILE"]
-        out["runs"].append({"command": shown,
-                            "exit_code": proc.returncode,
+        out["runs"].append({"command": shown, "exit_code": proc.returncode,
                             "rows": prof.assign_rows(kernels, names),
-                            "stderr_tail": proc.stderr.decode("utf-8", errors="backslashreplace")[-2000:]})
+                            "stderr_tail": _text(proc.stderr)[-2000:]})
     return out
 
 
@@ -150,13 +150,10 @@ def _nvbench(lesson: Lesson, build: Path, wanted: bool) -> dict | None:
     with tempfile.TemporaryDirectory() as t:
         run = _run_copy(build / "bin" / lesson.nvbench_target, args, Path(t), timeout=1800, nvbench=True)
     return {"target": lesson.nvbench_target,
-            "sha256": run["sha256"],
             "command": [f"build/bin/{lesson.nvbench_target}", *args, "--json", "FILE"],
-            "exit_code": run["exit_code"],
-            "duration_s": run["duration_s"],
+            **{k: run[k] for k in ("sha256", "exit_code", "duration_s", "results")},
             "stdout_tail": run["stdout"][-4000:],
             "stderr_tail": run["stderr"][-4000:],
-            "results": run["results"],
             **({"results_error": run["results_error"]} if run["results_error"] else {})}
 
 
@@ -164,8 +161,7 @@ def record(lesson: Lesson, tag: str, commit: str | None = None, clean: bool | No
            base: Path | None = None, extra_args: list[str] | None = None, profile: bool = True, timeline: bool = True,
            review: Path | None = None, manifest_info: dict | None = None, nvbench: bool = True,
            refuse: Callable[[dict], list[str]] | None = None) -> Path:
-    """Checks that a record may be made, builds and runs the lesson, puts
-    the record together, and writes it only once it shows a GPU ran the
+    """Writes the lesson's record, only once it shows a GPU ran the
     program and holds nothing a device cannot do. `refuse` finds further
     faults in the run's results (one line each): the caller passes the
     rule's recount of the program's own same-code tally, since the GPU
@@ -196,11 +192,9 @@ def record(lesson: Lesson, tag: str, commit: str | None = None, clean: bool | No
 
 def _checks(lesson: Lesson, commit: str | None, clean: bool | None, build: Path,
             review: Path | None) -> tuple[dict, dict | None]:
-    """What must hold before anything is built: the commit and whether the
-    tree is clean (git's word where it has history), a lesson this build
-    holds, no flags nvcc would take from the environment, a readable
-    review, a build definition and a build that add nothing the sources
-    digest cannot see. The record's "git" part, and the review."""
+    """What must hold before anything is built, each refusal saying why;
+    the record's "git" part (git's word where the tree has history), and
+    the review."""
     git_commit, git_dirty = git_state()
     if git_commit is not None:
         if commit is not None or clean is not None:
@@ -263,7 +257,7 @@ def _run_all(lesson: Lesson, build: Path, extra_args: list[str], profile: bool, 
         copy_executable(binary, tmp / binary.name)  # before the sampler's thread forks anything
         with ClockSampler() as clocks:
             run = _run_copy(binary, extra_args, tmp)
-        smi_gpus, _ = machine.gpus()
+        smi_gpus = machine.gpus()
         prof = _profile(lesson, binary, tmp) if profile else {"skipped": "--no-profile"}
         tl = None
         if timeline and lesson.timeline_target:
@@ -285,19 +279,11 @@ def _assemble(lesson: Lesson, tag: str, started: dt.datetime, runs: dict, git: d
     gpu_json = results.get("gpu") if isinstance(results.get("gpu"), dict) else {}
     uuid = gpu_json.get("uuid") if isinstance(gpu_json.get("uuid"), str) else None
     driver = next((g.get("driver") for g in smi_gpus if g.get("uuid") == uuid), None)
-    gpu = {"name": gpu_json.get("name"),
-           "uuid": uuid,
-           "pci_bus_id": gpu_json.get("pci_bus_id"),
-           "compute_capability": gpu_json.get("compute_capability"),
-           "sm_count": gpu_json.get("sm_count"),
-           "l2_bytes": gpu_json.get("l2_bytes"),
-           "memory_clock_khz": gpu_json.get("memory_clock_khz"),
-           "memory_bus_bits": gpu_json.get("memory_bus_bits"),
-           "driver": driver,
-           "cuda_runtime": machine.runtime_string(gpu_json.get("runtime")),
-           "cuda_driver_api": machine.runtime_string(gpu_json.get("driver_api")),
-           "smi_gpus": smi_gpus,
-           "clocks": runs["clocks"].summary(uuid)}
+    gpu = {k: gpu_json.get(k) for k in ("name", "pci_bus_id", "compute_capability", "sm_count",
+                                         "l2_bytes", "memory_clock_khz", "memory_bus_bits")}
+    gpu.update(uuid=uuid, driver=driver, smi_gpus=smi_gpus, clocks=runs["clocks"].summary(uuid),
+               cuda_runtime=machine.runtime_string(gpu_json.get("runtime")),
+               cuda_driver_api=machine.runtime_string(gpu_json.get("driver_api")))
     gpu["peak_dram_gbps"] = peak_dram_gbps(gpu)
     return {"schema": SCHEMA,
             "lesson": lesson.target,

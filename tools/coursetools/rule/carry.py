@@ -6,16 +6,15 @@ prints. A side is a record's tag, "promoted", or the path of a lesson's
 own --json output (a student's run, from any GPU); nothing here needs git
 or writes a file.
 
-Only ratios inside one run are compared across runs: the same build timed
-twice on one H200 moved a third of one lesson's row times by more than the
-rule's margin from one run to the next (research/REVIEW-PROCESS.md), so a
-row's time from two runs says how the runs differed, not what the code
-does."""
+Only ratios inside one run are compared across runs: a row's time from
+two runs says how the runs differed, not what the code does (the
+measurement: research/REVIEW-PROCESS.md, "What it is not for")."""
 
 from __future__ import annotations
 
 import dataclasses
 import math
+from collections import Counter
 from statistics import NormalDist
 
 from ..errors import Diagnostic, UsageError, display_path
@@ -222,7 +221,7 @@ def format_summary(lesson: Lesson, left: Side, right: Side, blocks: list[dict], 
         cells = [c for c in block["cells"] if not c["host_bound"]]
         both = [c for c in cells if c["carried"] != "missing"]
         common += len(both)
-        tally = {k: sum(c["carried"] == k for c in cells) for k in ("yes", "no", "undecided", "missing")}
+        tally = Counter(c["carried"] for c in cells)
         lines.append(f"{escaped(block['what'])}: {tally['yes']} of {len(both)} rows in both runs carried over, "
                      f"{tally['no']} did not, {tally['undecided']} undecided"
                      + (f" ({tally['missing']} in one run only)" if tally["missing"] else ""))
@@ -254,7 +253,7 @@ def format_carry(lesson: Lesson, left: Side, right: Side, blocks: list[dict]) ->
             lines.append(f"  {name:<{nw}}  {_cell_text(c['left']):<{lw}}  {_cell_text(c['right']):<{rw}}  "
                          f"{c['carried']}")
         device = [c for c in cells if not c["host_bound"]]
-        tally = {k: sum(c["carried"] == k for c in device) for k in ("yes", "no", "undecided", "missing")}
+        tally = Counter(c["carried"] for c in device)
         lines.append(f"  carried over: {tally['yes']} of {len(device)} device-bound rows the same word, "
                      f"{tally['no']} a different word, {tally['undecided']} undecided on one side"
                      + (f", {tally['missing']} on one side only" if tally["missing"] else "")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from . import resolution
 from . import rows as store
 from . import verdict as rule
 
@@ -23,8 +24,6 @@ def pair_words(results: dict, keep=lambda d: not store.is_twin_pair(d), widened:
     record's own same-code pairs set (rule/resolution.py, or `margins`
     where the caller has them), as a page states its words, not at the
     calibrated 2%. `verdict`: the rule, or a page's remembered copy of it."""
-    from . import resolution
-
     if widened and margins is None:
         margins = resolution.margins(results)
     out = {}

@@ -66,7 +66,6 @@ def tally(results: dict) -> list[dict]:
 
 
 def margins(results: dict) -> dict[tuple, float]:
-    """The margin of each (timing, band) that has same-code pairs."""
     return {(t["timing"], t["band"]): t["margin_pct"] / 100 for t in tally(results)}
 
 

@@ -1,36 +1,25 @@
 """The one comparison rule: two rows' timing samples to one word, with the
 estimate and interval behind it. Every comparative word on a page,
 `course evidence compare` and the in-record A/A tallies come from
-`verdict()`; research/REVIEW-PROCESS.md states it for reviewers, with
-its measured error rate.
+`verdict()`; research/REVIEW-PROCESS.md states it for reviewers, with why
+its margin is 2% and its measured error rate.
 
   - Each sample is a time; the rule works on log times (so a difference is
     a ratio), rounded to a grid of 1e-9 so that this module and the
     header's copy of the rule (common/course/detail/decide.cuh), which
     decides when to stop sampling, compare the same whole numbers.
-  - The estimate is the Hodges-Lehmann shift: the median of all m x n
-    differences log a_i - log b_j. Its interval is the distribution-free
-    one of Moses: from the K-th smallest difference to the K-th largest,
-    K = floor(mn/2 - z sqrt(mn(m+n+1)/12)) (the Mann-Whitney statistic's
-    normal approximation), z for 99.9% two-sided. It narrows as samples
-    grow, which a [min, q3] interval (nvbench's) does not.
+  - The estimate is the Hodges-Lehmann shift, its interval Moses': from
+    the K-th smallest of the m x n differences log a_i - log b_j to the
+    K-th largest, K = floor(mn/2 - z sqrt(mn(m+n+1)/12)), z for 99.9%
+    two-sided.
   - The words, with a margin of 2%: "the same" when the whole interval
-    lies within 2% either way (an equivalence test: two one-sided tests,
-    as statsmodels' ttost_ind does with means); "faster" (a's times lower)
-    when it lies wholly beyond 2% below, "slower" wholly beyond 2% above
-    (a minimum effect, as criterion.rs's noise threshold); "not
-    distinguishable" otherwise. Two percent because the hardware sets that
-    floor: the same code timed twice side by side on the H200, as two
-    instances (two graphs, two samplers), differs by up to about 2%; with
-    a margin of 1% and "faster" for any interval wholly below zero, 33 of
-    189 such twin pairs of one record were called faster or slower
-    (research/REVIEW-PROCESS.md has the tallies).
-  - Rows are sampled together, interleaved, until the rule decides at one
-    of seven looks (16, 32, ..., 1,024 samples) or a cap: at most seven
-    tries of 0.1% each, so a same-code pair is called faster or slower at
-    most 0.7% of the time (Bonferroni); the calibration tests measure the
-    rate on simulated pairs and every record measures it on CUB timed
-    against its own twin.
+    lies within 2% either way; "faster" (a's times lower) when it lies
+    wholly beyond 2% below, "slower" wholly beyond 2% above; "not
+    distinguishable" otherwise.
+  - Rows are sampled together until the rule decides at one of seven
+    looks (16, 32, ..., 1,024 samples): at most seven tries of 0.1% each,
+    so a same-code pair is called faster or slower at most 0.7% of the
+    time (Bonferroni).
 
 Standard library only; NumPy, where it is installed, makes the counting
 faster and changes no result (a test holds the two paths equal).
@@ -90,7 +79,6 @@ def grid(samples) -> list[int]:
 
 
 def on_grid(samples) -> list[int]:
-    """Sorted log-times on the rule's grid."""
     return sorted(grid(samples))
 
 
@@ -227,7 +215,6 @@ def verdict(a_samples, b_samples) -> Verdict:
 
 
 def verdict_of(pa: Prepared, pb: Prepared) -> Verdict:
-    """verdict() of two rows prepared once each."""
     a, b = pa.summary, pb.summary
     x, y = pa.grid, pb.grid
     m, n = len(x), len(y)
