@@ -728,3 +728,36 @@ def test_a_manifest_older_than_a_lessons_build_file_or_missing_a_day_names_the_c
     os.utime(cm, (later, later))
     with pytest.raises(UsageError, match="older than lessons/day31_new/CMakeLists.txt.*cmake --preset course"):
         manifest.load()
+
+
+def test_a_promotion_naming_a_record_by_a_number_exits_4_with_one_line(course, tmp_path, monkeypatch):
+    """A set's "records" entry that is not a path is named, not a crash."""
+    import json
+    import shutil
+    evidence = tmp_path / "evidence"
+    shutil.copytree(TOOLS.parent / "evidence", evidence)
+    promoted = json.loads((evidence / "promoted.json").read_text())
+    lesson = sorted(promoted["promoted"])[0]
+    promoted["promoted"][lesson]["records"][-1] = 3
+    (evidence / "promoted.json").write_text(json.dumps(promoted))
+    monkeypatch.setenv("COURSE_EVIDENCE_DIR", str(evidence))
+    r = course("evidence", "verify")
+    one_line_error(r, 4)
+    assert f"3: not a record of {lesson}" in r.err, r.err
+
+
+def test_add_reviewer_names_an_allowed_signers_file_that_is_not_utf8(course, page_repo, tmp_path):
+    root, _ = page_repo
+    write(root / "evidence" / "allowed_signers", b"\xff\xfe not text\n")
+    key = tmp_path / "k"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    r = course("evidence", "add-reviewer", "--principal", "bob@example.org", "--key", str(key) + ".pub")
+    one_line_error(r, 4)
+    assert "is not UTF-8 text" in r.err
+
+
+def test_a_row_whose_mean_is_text_is_named_not_a_crash():
+    from coursetools.record.plausibility import impossible_rows
+    rows = {"rows": [{"group": "g", "samples_ms": [1.0, 2.0], "mean_ms": "1.5"}]}
+    found = impossible_rows(rows, {})
+    assert any("mean_ms is 1.5" in f for f in found) and any("not the mean" in f for f in found), found

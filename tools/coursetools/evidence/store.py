@@ -42,9 +42,11 @@ def confined_record(entry_record: str, lesson_target: str, base: Path | None = N
     <tag>.json.gz: the same record (its digest is over the decoded record)."""
     base = Path(base or evidence_dir())
     folder = (base / "records" / lesson_target).resolve()
-    if isinstance(entry_record, str) and entry_record.endswith(".json.gz"):
+    if not isinstance(entry_record, str):
+        raise EvidenceError(f"{entry_record!r}: not a record of {lesson_target} (expected records/{lesson_target}/TAG{SUFFIX})")
+    if entry_record.endswith(".json.gz"):
         entry_record = entry_record[: -len(".gz")]
-    if isinstance(entry_record, str) and entry_record.endswith(".json"):
+    if entry_record.endswith(".json"):
         entry_record += SUFFIX[len(".json"):]
     p = (base / entry_record).resolve()
     if p.parent != folder or not p.name.endswith(SUFFIX):
