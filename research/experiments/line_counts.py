@@ -86,6 +86,8 @@ def parts(path: str) -> dict[str, int]:
 
 
 if __name__ == "__main__":
+    if not sys.argv[1:] or sys.argv[1] in ("-h", "--help"):
+        sys.exit(__doc__)
     by_part = sys.argv[1:2] == ["--parts"]
     for p in sys.argv[1 + by_part:]:
         k, h = count(p)

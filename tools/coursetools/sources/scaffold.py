@@ -25,14 +25,15 @@ SOURCE = """// SPDX-License-Identifier: MIT
 //
 @TOPIC_COMMENT@//
 // What the skeleton does, in the shape every day follows: each kernel
-// with its launch assumption and its launcher beside it; then the rows as
-// a table, and main, which declares them as one experiment a size (data:
-// course::Experiment) and hands them to course::Lesson: every row checked
-// exactly on data that is not zeros before anything is timed, then timed
-// together (cold, batch, graph), so that the page's words come from the
-// course's comparison rule. --list prints the plan without a GPU.
+// with its launch assumption; then main, which declares the rows as one
+// experiment a size (data: course::Experiment, each row a course::Case
+// whose work is one launch, course::launchWork) and hands them to
+// course::Lesson: every row checked exactly on data that is not zeros
+// before anything is timed, then timed together (cold, batch, graph), so
+// that the page's words come from the course's comparison rule. --list
+// prints the plan without a GPU.
 //
-//   add      y[i] = x[i] + y[i], one element per thread
+//   add      z[i] = x[i] + y[i], one element per thread
 //   add-x4   the same, four elements per thread (a row to compare against)
 //
 // Build:  cmake --build build --target @TARGET@
@@ -50,85 +51,68 @@ SOURCE = """// SPDX-License-Identifier: MIT
 // memory latency at every size worth timing.
 constexpr int kThreads = 256;
 
-// The sizes: 2^24 elements, 64 MiB a buffer and 128 MiB for the two, more
+// The sizes: 2^24 elements, 64 MiB a buffer and 192 MiB for the three, more
 // than the L2 of the GPUs the course measures (the H200 reports 60 MiB), so
 // cold and batch timing differ; --quick: a ragged size.
 const course::Sizes kSizes = {.run = {1ull << 24}, .quick = {100003}};
 
-// The two vectors, made by main's setup after the GPU gate.
-course::DeviceArray<float> gX, gY;
+// The three vectors, made by main's setup after the GPU gate.
+course::DeviceArray<float> gX, gY, gZ;
 
 // snippet: @SNIPPET@
-// y[i] = x[i] + y[i]. Launch assumption: one thread per element, any
+// z[i] = x[i] + y[i]. Launch assumption: one thread per element, any
 // block size; threads past n do nothing.
-__global__ void add(const float* __restrict__ x, float* __restrict__ y,
-                    size_t n) {
+__global__ void add(const float* __restrict__ x, const float* __restrict__ y,
+                    float* __restrict__ z, size_t n) {
     const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
     if (i < n) {
-        y[i] = x[i] + y[i];
+        z[i] = x[i] + y[i];
     }
 }
 // end snippet
 
 // The same, four elements a thread, strided by the grid so that each warp's
-// loads stay contiguous. Launch assumption: one thread per four elements.
-__global__ void add4(const float* __restrict__ x, float* __restrict__ y,
-                     size_t n) {
+// loads stay contiguous. Launch assumption: any grid; fewer threads than
+// elements loop.
+__global__ void add4(const float* __restrict__ x, const float* __restrict__ y,
+                     float* __restrict__ z, size_t n) {
     const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
     for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
          i < n; i += stride) {
-        y[i] = x[i] + y[i];
+        z[i] = x[i] + y[i];
     }
 }
 
-// The launcher: a block per kThreads x perThread elements.
-void launchAdd(size_t n, int perThread, cudaStream_t s) {
-    const unsigned int blocks = static_cast<unsigned int>(
-        course::ceilDiv(n, static_cast<size_t>(kThreads) * perThread));
-    (perThread == 1 ? add : add4)<<<blocks, kThreads, 0, s>>>(gX, gY, n);
-}
-
-// ---- The rows, their check, and main ----
-
-// Every row of the lesson, in one table: a new row is a line here.
-// `against`: the rows the comparison rule decides it against.
-struct Version {
-    const char* name;  // --only, the JSON's "version"
-    int perThread;     // elements per thread
-    std::vector<std::string> against;
-};
-const Version kVersions[] = {{"add", 1, {}}, {"add-x4", 4, {"add"}}};
-
-// The rows at n elements. Correct first: one launch on random inputs,
-// every element equal to the host's own float sum of the same inputs.
-// Timing repeats the add on y: the values grow, the work does not. "add"
-// is timed twice: against itself, the rule's false-call rate.
+// The rows at n elements, every one a line or two of data: a new row is
+// another Case. Correct first: each row runs once on random inputs into a
+// poisoned z, and every element must equal the host's float sum of the
+// same inputs. "add" is timed twice: against itself, the rule's false-call
+// rate.
 course::Experiment experiment(size_t n) {
-    course::Experiment e{
+    const int blocks = static_cast<int>(course::ceilDiv(n, kThreads));
+    return {
         .group = "add",
         .label = course::format("n=%zu", n),
         .size = n,
+        .cases = {{.name = "add",
+                   .work = course::launchWork(add, blocks, kThreads, 0, 0, gX,
+                                              gY, gZ, n),
+                   .bytes = 12.0 * n},  // x and y read, z written
+                  {.name = "add-x4",
+                   .work = course::launchWork(add4, (blocks + 3) / 4, kThreads,
+                                              0, 0, gX, gY, gZ, n),
+                   .bytes = 12.0 * n,
+                   .against = {"add"}}},
         .twins = {"add"},
         .inputs = {{"random",
                     [n](cudaStream_t s) {
                         course::fillRandom(gX, n, s, 1);
                         course::fillRandom(gY, n, s, 2);
                     }}},
-        .check = [n](const course::Checking& at) {
-            at.row.work(at.stream);
-            return course::expectAll(gY.get(), n, [](size_t i) {
-                return static_cast<double>(course::hashUnit(i, 1) +
-                                           course::hashUnit(i, 2));
-            });
-        }};
-    for (const Version& v : kVersions) {
-        e.cases.push_back(
-            {.name = v.name,
-             .work = [n, &v](cudaStream_t s) { launchAdd(n, v.perThread, s); },
-             .bytes = 12.0 * n,  // x read, y read and written
-             .against = v.against});
-    }
-    return e;
+        .check = course::outputIs(gZ, n, [](size_t i) {
+            return static_cast<double>(course::hashUnit(i, 1) +
+                                       course::hashUnit(i, 2));
+        })};
 }
 
 int main(int argc, char** argv) {
@@ -136,13 +120,14 @@ int main(int argc, char** argv) {
         argc, argv,
         {.text = "Adds two vectors, checks every element, and times it.",
          .unit = "elements of each vector",
-         .bytesEach = 8.0});  // x and y, 4 bytes each
+         .bytesEach = 12.0});  // x, y and z, 4 bytes each
     for (size_t n : l.sizes(kSizes)) {
         l.add(experiment(n));
     }
     return l.run([&] {
-        gX.resize(l.largest());
-        gY.resize(l.largest());
+        for (course::DeviceArray<float>* v : {&gX, &gY, &gZ}) {
+            v->resize(l.largest());
+        }
     });
 }
 """
