@@ -428,7 +428,9 @@ def topic_problems(lesson: Lesson, allowed: set[float], days: set[int]) -> list[
         f"a number built by arithmetic ('{built[0][1]}')"
     return [Diagnostic(cmake.relative_to(manifest.ROOT).as_posix(), line, 0,
                        f"{what} is typed into the day's TOPIC ('{topic[:60]}'), which the site shows beside no "
-                       "page helper; a topic names what the day teaches, its page says how rows compare")]
+                       "page helper; a topic names what the day teaches, its page says how rows compare (a number the "
+                       "day is built on, such as its count of versions, may be listed in lesson.toml's [page] "
+                       "constants)")]
 
 
 # A measurement as a comment would state one: a number with a unit of
