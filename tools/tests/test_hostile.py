@@ -761,3 +761,38 @@ def test_a_row_whose_mean_is_text_is_named_not_a_crash():
     rows = {"rows": [{"group": "g", "samples_ms": [1.0, 2.0], "mean_ms": "1.5"}]}
     found = impossible_rows(rows, {})
     assert any("mean_ms is 1.5" in f for f in found) and any("not the mean" in f for f in found), found
+
+
+@pytest.mark.real_state
+@pytest.mark.parametrize("covers", ['[1]', '{"files": [], "sources": {}}', '{"files": {}, "sources": 3}'])
+def test_an_evidence_state_whose_covers_is_not_an_object_exits_4_with_one_line(tmp_path, covers):
+    from coursetools.errors import EvidenceError
+    from coursetools.evidence import state
+    path = write(tmp_path / "evidence-state.json", '{"schema": "%s", "covers": %s, "lessons": {}}' % (state.SCHEMA, covers))
+    with pytest.raises(EvidenceError, match="not an evidence state"):
+        state.load([], path)
+
+
+@pytest.mark.parametrize("written", ['[1, 2]', '{"rows": 3}', '{"rows": [1, {"group": "profile", "profiled": "a b"}]}'])
+def test_a_profile_run_reads_whatever_json_the_program_wrote_without_a_crash(tmp_path, monkeypatch, written):
+    """The program writes profile.json: any shape gives the rows it names
+    (here at most "a b"), never a crash, and no run reads an earlier run's."""
+    from coursetools.record import profile as prof
+    from coursetools.record import run as ev_run
+    from types import SimpleNamespace
+    seen = []
+    monkeypatch.setattr(prof, "find_ncu", lambda: "ncu")
+    monkeypatch.setattr(prof, "ncu_version", lambda ncu: "x")
+    monkeypatch.setattr(prof, "command", lambda ncu, metrics, exe, args, out: ["ncu", exe, *args])
+    monkeypatch.setattr(prof, "parse_csv", lambda text, metrics: [])
+    monkeypatch.setattr(prof, "assign_rows", lambda kernels, names: seen.append(names) or [])
+
+    def fake_run(cmd, **kw):
+        if len(seen) == 0:
+            (tmp_path / "profile.json").write_text(written)
+        return SimpleNamespace(returncode=0, stdout=b"", stderr=b"")
+    monkeypatch.setattr(ev_run.subprocess, "run", fake_run)
+    info = SimpleNamespace(metrics=[{"name": "m"}], profile_runs=[{"args": ["--profile"]}, {"args": ["--profile"]}])
+    lesson = SimpleNamespace(info=info, run_command="build/bin/x")
+    ev_run._profile(lesson, tmp_path / "x", tmp_path)
+    assert seen[0] in ([], ["a b"]) and seen[1] == [], seen

@@ -149,12 +149,14 @@ def load(lessons: list[Lesson], path: Path | None = None, check: bool = True) ->
         raise EvidenceError(Diagnostic(shown, 0, 0, f"missing: the evidence's state is written by {REFRESH}")) from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
         raise EvidenceError(Diagnostic(shown, 0, 0, f"unreadable ({type(e).__name__}); write it again: {REFRESH}")) from None
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("lessons"), dict):
+    covers = data.get("covers", {}) if isinstance(data, dict) else None
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("lessons"), dict) \
+            or not isinstance(covers, dict) or not all(isinstance(covers.get(k, {}), dict) for k in ("files", "sources")):
         raise EvidenceError(Diagnostic(shown, 0, 0, f"not an evidence state of {SCHEMA}; write it again: {REFRESH}"))
     verified: dict = {}
     if check:
         now = fingerprint(lessons, manifest.build_dir())
-        then = data.get("covers") or {}
+        then = covers
         changed = sorted(k for k in now["files"].keys() | (then.get("files") or {}).keys()
                          if now["files"].get(k) != (then.get("files") or {}).get(k))
         changed += sorted(f"{t} (its sources)" for t, d in now["sources"].items()

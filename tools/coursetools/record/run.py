@@ -122,12 +122,15 @@ def _profile(lesson: Lesson, binary: Path, tmp: Path) -> dict:
     for run in lesson.info.profile_runs:
         args = list(run["args"])
         cmd = prof.command(ncu, metrics, str(exe), args, str(json_path))
+        json_path.unlink(missing_ok=True)  # no run reads the rows an earlier run left
         proc = subprocess.run(cmd, capture_output=True, cwd=manifest.ROOT)
         names = []
         if json_path.exists():
             with contextlib.suppress(json.JSONDecodeError, UnicodeDecodeError):
                 res = json.loads(json_path.read_text())
-                names = [r.get("profiled") for r in res.get("rows", []) if r.get("group") == "profile"]
+                rows = res.get("rows") if isinstance(res, dict) else None  # the program's output: any shape
+                names = [r.get("profiled") for r in rows if isinstance(r, dict) and r.get("group") == "profile"] \
+                    if isinstance(rows, list) else []
         kernels = prof.parse_csv(_text(proc.stdout), metrics)
         shown = ["ncu", *cmd[1:cmd.index(str(exe))], lesson.run_command, *args, "--json", "FILE"]
         out["runs"].append({"command": shown, "exit_code": proc.returncode,
