@@ -125,8 +125,6 @@ constexpr const char* kLessonName = COURSE_NAME_TEXT(COURSE_LESSON);
 constexpr const char* kLessonName = "course-program";
 #endif
 
-// What a lesson says about itself, by name:
-//   course::Lesson l(argc, argv, {.text = "...", .unit = "elements", ...});
 // One of a lesson's GPU settings: its name, and the variable its setup
 // sets (an int or a bool, recorded as a whole number).
 struct GpuSetting {
@@ -138,6 +136,8 @@ struct GpuSetting {
     std::function<long long()> value;
 };
 
+// What a lesson says about itself, by name:
+//   course::Lesson l(argc, argv, {.text = "...", .unit = "elements", ...});
 struct About {
     const char* name = kLessonName;  // the CMake target
     const char* text = "";           // one paragraph for --help

@@ -222,8 +222,9 @@ Check totalIs(const DeviceArray<T>& sum, const DeviceArray<T>& partials,
 
 // The inputs a sum of n floats at `in` is checked on: all ones while n is
 // under 2^24 (every partial is then a whole number a float holds, so any
-// order of adding gives n exactly), then random values (fillRandom: never
-// zeros, and RandomSums knows their sum), left in place for the timing.
+// order of adding gives n exactly), then random values (fillRandom: not
+// all zeros, though an element may be 0; RandomSums knows their sum), left
+// in place for the timing.
 inline std::vector<Input> onesThenRandom(DeviceArray<float>& in, size_t n) {
     std::vector<Input> out;
     if (n < (size_t{1} << 24)) {
