@@ -68,10 +68,11 @@ def parts(path: str) -> dict[str, int]:
     name = ""
     for line, kernel in zip(lines, kernel_flags(lines)):
         text = line.strip()
-        if depth == 0 and paren == 0 and not kernel and text.startswith("template"):
+        top = depth == 0 and paren == 0 and not kernel
+        if top and text.startswith("template"):
             held += 1
             continue
-        if depth == 0 and paren == 0 and not kernel:
+        if top:
             if text.startswith("#"):
                 name = text.split()[0] + " " + text.split()[1] if " " in text else text
             else:

@@ -188,18 +188,35 @@ def bands(names: list[str]) -> None:
     print("\n".join(row for name in names for row in band_rows(name)))
 
 
-def page_row(lesson: str, recs: list[dict], other: dict) -> str:
-    """third_row at the margins pages use: of the words a page states alone
-    (each record of the set at its own widened margins, the same decided
-    word on all), how many `other`, at its own margins, gives, contradicts,
-    or leaves not distinguishable."""
-    first, *rest = [words(r, widened=True) for r in recs]
+def _held(recs: list[dict], other: dict, widened: bool = False) -> tuple[int, int, int, int]:
+    """Of the words the set `recs` states alone (the same decided word on
+    every record), how many `other` gives, contradicts, or leaves not
+    distinguishable: (alone, held, contradicted, undecided)."""
+    first, *rest = [words(r, widened=widened) for r in recs]
     alone = {k: w for k, w in first.items() if w in replication.DECIDED and all(ws.get(k) == w for ws in rest)}
-    theirs = words(other, widened=True)
+    theirs = words(other, widened=widened)
     held = sum(theirs.get(k) == w for k, w in alone.items())
     undecided = sum(theirs.get(k) == rule.UNDECIDED for k in alone)
     contradicted = sum(theirs.get(k) in replication.DECIDED and theirs[k] != w for k, w in alone.items())
-    return (f"| {lesson} | {tagged(other)} | {', '.join(tagged(r) for r in recs)} | {len(alone)} | {held} "
+    return len(alone), held, contradicted, undecided
+
+
+def _other_gpus(lesson: str, recs: list[dict]):
+    """Every record of the set's sources digest made on a GPU the set does
+    not name (never promoted)."""
+    uuids = {r["gpu"]["uuid"] for r in recs}
+    for path in sorted((ROOT / "evidence" / "records" / lesson).glob(f"*{SUFFIX}")):
+        other = record(lesson, path.name[:-len(SUFFIX)])
+        if (other.get("schema") == "course-evidence/3" and other["sources"]["digest"] == recs[0]["sources"]["digest"]
+                and other["gpu"]["uuid"] not in uuids):
+            yield other
+
+
+def page_row(lesson: str, recs: list[dict], other: dict) -> str:
+    """third_row at the margins pages use (each record at its own widened
+    margins)."""
+    alone, held, contradicted, undecided = _held(recs, other, widened=True)
+    return (f"| {lesson} | {tagged(other)} | {', '.join(tagged(r) for r in recs)} | {alone} | {held} "
             f"| {contradicted} | {undecided} |")
 
 
@@ -209,14 +226,8 @@ def page_rows() -> list[str]:
     record of its build on a GPU it does not name, at the page's margins."""
     out = []
     for lesson, recs in promoted_sets():
-        for i, other in enumerate(recs):
-            out.append(page_row(lesson, recs[:i] + recs[i + 1:], other))
-        uuids = {r["gpu"]["uuid"] for r in recs}
-        for path in sorted((ROOT / "evidence" / "records" / lesson).glob(f"*{SUFFIX}")):
-            other = record(lesson, path.name[:-len(SUFFIX)])
-            if (other.get("schema") == "course-evidence/3" and other["sources"]["digest"] == recs[0]["sources"]["digest"]
-                    and other["gpu"]["uuid"] not in uuids):
-                out.append(page_row(lesson, recs, other))
+        out += [page_row(lesson, recs[:i] + recs[i + 1:], other) for i, other in enumerate(recs)]
+        out += [page_row(lesson, recs, other) for other in _other_gpus(lesson, recs)]
     return out
 
 
@@ -227,35 +238,19 @@ def pages() -> None:
 
 
 def third_row(lesson: str, recs: list[dict], other: dict) -> str:
-    """What a reader on a GPU beyond a set's sees: of the words the page
-    states alone (the same decided word on every GPU of the set `recs`),
-    how many `other` (a record of the same build on another GPU) gives,
-    contradicts, or leaves not distinguishable; and its pairs against each
-    record of the set."""
-    first, *rest = [words(r) for r in recs]
-    alone = {k: w for k, w in first.items() if w in replication.DECIDED and all(ws.get(k) == w for ws in rest)}
-    theirs = words(other)
-    held = sum(theirs.get(k) == w for k, w in alone.items())
-    undecided = sum(theirs.get(k) == rule.UNDECIDED for k in alone)
-    contradicted = sum(theirs.get(k) in replication.DECIDED and theirs[k] != w for k, w in alone.items())
+    """What a reader on a GPU beyond a set's sees: _held at the rule's own
+    margin, and `other`'s pairs against each record of the set."""
+    alone, held, contradicted, undecided = _held(recs, other)
     against = "; ".join(
         f"{r['tag']}: {len(a.agree)} agree, {len(a.contradict)} contradict, {len(a.undecided)} one *not distinguishable*"
         for r, a in ((r, agree(r, other)) for r in recs))
-    return f"| {lesson} | {tagged(other)} | {len(alone)} | {held} | {contradicted} | {undecided} | {against} |"
+    return f"| {lesson} | {tagged(other)} | {alone} | {held} | {contradicted} | {undecided} | {against} |"
 
 
 def third_rows() -> list[str]:
     """The `third` table: every record of each promoted set's sources
     digest made on a GPU the set does not name (never promoted)."""
-    out = []
-    for lesson, recs in promoted_sets():
-        uuids = {r["gpu"]["uuid"] for r in recs}
-        for path in sorted((ROOT / "evidence" / "records" / lesson).glob(f"*{SUFFIX}")):
-            other = record(lesson, path.name[:-len(SUFFIX)])
-            if (other.get("schema") == "course-evidence/3" and other["sources"]["digest"] == recs[0]["sources"]["digest"]
-                    and other["gpu"]["uuid"] not in uuids):
-                out.append(third_row(lesson, recs, other))
-    return out
+    return [third_row(lesson, recs, other) for lesson, recs in promoted_sets() for other in _other_gpus(lesson, recs)]
 
 
 def third() -> None:

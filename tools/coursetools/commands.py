@@ -367,9 +367,7 @@ def cmd_add_reviewer(args) -> None:
     line = signing.public_key_line(args.principal, Path(args.key))
     name = signing.check_name(args.name)
     path = signing.allowed_signers_path(evidence_dir())
-    if path.exists():
-        signing.parse_allowed(path)  # a file that is not UTF-8 is named here, before it is read
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    text = signing.parse_allowed(path) if path.exists() else ""
     new = text + (f"# {name}\n" if name else "") + line + "\n"
     try:  # the file as it would be, checked whole first
         signing.check_allowed(new, display_path(path))

@@ -93,7 +93,7 @@ def _write_whole(path: Path, data: str | bytes, replace: bool) -> bool:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(_bytes(data))
+            f.write(as_bytes(data))
             f.flush()
             os.fchmod(f.fileno(), file_mode())
             os.fsync(f.fileno())
@@ -227,7 +227,7 @@ def replace_tree(final: Path, files: dict[str, str | bytes], root: Path) -> bool
                 raise UsageError(f"{name}: error: not a plain name inside the output folder")
             p.parent.mkdir(parents=True, exist_ok=True)
             os.chmod(p.parent, dir_mode())
-            p.write_bytes(_bytes(content))
+            p.write_bytes(as_bytes(content))
             os.chmod(p, file_mode())
         with signals_held():
             if final.exists():
@@ -250,10 +250,10 @@ def _same_tree(final: Path, files: dict[str, str | bytes]) -> bool:
     if not final.is_dir():
         return False
     present = {p.relative_to(final).as_posix() for p in final.rglob("*") if p.is_file()}
-    return present == set(files) | {STAMP} and all((final / n).read_bytes() == _bytes(c)
+    return present == set(files) | {STAMP} and all((final / n).read_bytes() == as_bytes(c)
                                                    for n, c in files.items())
 
 
-def _bytes(data: str | bytes) -> bytes:
+def as_bytes(data: str | bytes) -> bytes:
     return data.encode("utf-8") if isinstance(data, str) else data
 

@@ -124,13 +124,15 @@ def _key_problem(keytype: str, blob: str) -> str | None:
     return None
 
 
-def parse_allowed(path: Path) -> None:
+def parse_allowed(path: Path) -> str:
+    """The file's text, once every line of it is checked (check_allowed)."""
     shown = display_path(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise EvidenceError(f"{shown}: error: is not UTF-8 text; expected OpenSSH allowed_signers lines")
     check_allowed(text, shown)
+    return text
 
 
 def check_allowed(text: str, shown: str) -> None:

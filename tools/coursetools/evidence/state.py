@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 
 from ..errors import Diagnostic, EvidenceError, display_path
-from ..record.format import evidence_dir, load_record, load_verified_record, sources_digest
+from ..record.format import evidence_dir, load_record, load_verified_record, sha256_file, sources_digest
 from ..sources import manifest
 from ..sources.manifest import Lesson
 
@@ -111,7 +111,7 @@ def fixture(lesson: Lesson, records, entry: dict | None = None, state: str = "pr
 
 def sha256_of(path: Path) -> str | None:
     try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        return sha256_file(path)
     except OSError:
         return None
 
@@ -156,11 +156,9 @@ def load(lessons: list[Lesson], path: Path | None = None, check: bool = True) ->
     verified: dict = {}
     if check:
         now = fingerprint(lessons, manifest.build_dir())
-        then = covers
-        changed = sorted(k for k in now["files"].keys() | (then.get("files") or {}).keys()
-                         if now["files"].get(k) != (then.get("files") or {}).get(k))
-        changed += sorted(f"{t} (its sources)" for t, d in now["sources"].items()
-                          if (then.get("sources") or {}).get(t) != d)
+        files_then, sources_then = covers.get("files", {}), covers.get("sources", {})
+        changed = sorted(k for k in now["files"].keys() | files_then.keys() if now["files"].get(k) != files_then.get(k))
+        changed += sorted(f"{t} (its sources)" for t, d in now["sources"].items() if sources_then.get(t) != d)
         if changed:
             raise EvidenceError(Diagnostic(shown, 0, 0, f"older than what it covers ({', '.join(changed[:4])}"
                                            f"{' and more' if len(changed) > 4 else ''} changed since); "

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..errors import EXIT_OK, CourseError, SourceError, UsageError, display_path
 from ..evidence import state as ev_state
-from ..fsutil import ensure_owned_folder, read_source, replace_tree, write_atomic
+from ..fsutil import as_bytes, ensure_owned_folder, read_source, replace_tree, write_atomic
 from ..sources import manifest, standalone
 from ..pages.prose import box_problems
 from ..pages.rows import provenance_text
@@ -222,7 +222,7 @@ def prepare(out: Path, work: Path | None = None, in_place: bool = False, serving
 def _sync(work: Path, files: dict[str, str | bytes]) -> None:
     for name, content in files.items():
         path = work / name
-        data = content.encode("utf-8") if isinstance(content, str) else content
+        data = as_bytes(content)
         if not path.is_file() or path.read_bytes() != data:
             path.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(path, content)

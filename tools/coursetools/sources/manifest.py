@@ -23,10 +23,10 @@ HEADER = "common/course.cuh"
 
 
 def header_files(root: Path | None = None) -> tuple[str, ...]:
-    """course.cuh, then every part it includes, common/course/*.cuh (sorted)."""
+    """course.cuh, then every .cuh file under common/course/ (sorted)."""
     root = Path(root or ROOT)
-    parts = (p.relative_to(root).as_posix() for p in (root / "common" / "course").rglob("*.cuh"))
-    return (HEADER, *sorted(p for p in parts if (root / p).is_file()))
+    parts = (p.relative_to(root).as_posix() for p in (root / "common" / "course").rglob("*.cuh") if p.is_file())
+    return (HEADER, *sorted(parts))
 
 
 TARGET_RE = re.compile(r"^day[0-9]+_[a-z0-9_]+$")
