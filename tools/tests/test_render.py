@@ -264,3 +264,19 @@ def test_the_rows_that_carry_over_on_the_same_host_only_are_named_as_the_lesson_
     assert host_rows([{"timing": "batch"}]) == "timing batch"
     assert host_rows([{"schedule": "plain"}, {"schedule": "pdl"}, {"schedule": "pdl-early"}]) == \
         "schedule plain, pdl or pdl-early"
+
+
+@pytest.mark.parametrize("name, svg, words", [
+    ("sketch\\n", "", "figure name 'sketch\\n' is not valid"),  # a trailing newline: a '$' check passes it
+    ("sketch", '<a href="&#10;https://x.example/"><text>s</text></a>', "links only inside itself (\\nhttps:"),
+    ("sketch", "<text>37&#10;GB/s</text>", "the number 37 is typed into a chart's words ('37\\nGB/s')"),
+])
+def test_a_pictures_problem_is_one_line_whatever_its_name_or_words(lesson, name, svg, words):
+    """page.picture names what it refuses on one line: a name, a link or a
+    word with a newline in it is quoted with the newline escaped."""
+    write(lesson.path / "figures" / "sketch.svg", f'<svg xmlns="http://www.w3.org/2000/svg">{svg}</svg>\n')
+    template(lesson, "# T\n\n{{ page.picture('" + name + "', 'A sketch') }}\n")
+    page, diags = render_page(lesson)
+    assert page is None and len(diags) == 1
+    text = str(diags[0])
+    assert "\n" not in text and words in text, text

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import re
 
+from ..rule.carry import escaped
 from . import plots
 from . import claims
 from .formats import number as number_format
@@ -31,13 +32,14 @@ class PageFigures:
             # so "1{x}0{x}2" is the 102 a chart without that field would show
             plain = as_read(re.sub(r"\{[a-z_]+\}", "", str(text)))
             bad = typed(plain, allowed, set())
-            if bad:
-                raise TemplateProblem(f"the number {bad[0]} is typed into a chart's words ('{str(text)[:60]}'); "
-                                      "take it from the record, or list it in lesson.toml [page] constants")
             claim = claims.CLAIM_RE.search(claims.readable(str(text))[0])
+            said = escaped(str(text)[:60])  # on one line, whatever the words hold
+            if bad:
+                raise TemplateProblem(f"the number {bad[0]} is typed into a chart's words ('{said}'); "
+                                      "take it from the record, or list it in lesson.toml [page] constants")
             if claim:
-                raise TemplateProblem(f"the claim '{claim.group(0)}' is typed into a chart's words "
-                                      f"('{str(text)[:60]}'); a chart's words name what it shows, the page's "
+                raise TemplateProblem(f"the claim '{escaped(claim.group(0))}' is typed into a chart's words "
+                                      f"('{said}'); a chart's words name what it shows, the page's "
                                       "helpers say how rows compare")
 
     def _drawn(self, name: str, title: str, draw) -> str:
@@ -94,10 +96,11 @@ class PageFigures:
         for el in root.iter():
             tag = el.tag.rsplit("}", 1)[-1]
             if tag in ("script", "foreignObject") or any(a.lower().startswith("on") for a in el.attrib):
-                raise TemplateProblem(f"{rel}: a picture holds no script, handler or foreign object ({tag})")
-            href = [v for k, v in el.attrib.items() if k.rsplit("}", 1)[-1] == "href"]
-            if any(not v.startswith("#") for v in href):
-                raise TemplateProblem(f"{rel}: a picture links only inside itself ({href[0][:40]})")
+                raise TemplateProblem(f"{rel}: a picture holds no script, handler or foreign object "
+                                      f"({escaped(tag)})")
+            out = [v for k, v in el.attrib.items() if k.rsplit("}", 1)[-1] == "href" and not v.startswith("#")]
+            if out:
+                raise TemplateProblem(f"{rel}: a picture links only inside itself ({escaped(out[0][:40])})")
             if tag in ("text", "tspan", "title", "desc") and el.text:
                 words.append(el.text)
         self._chart_words(*words)
@@ -160,8 +163,9 @@ class PageFigures:
 
 
 def _figure(name: str) -> str:
-    if not FIGURE_RE.match(name):
-        raise TemplateProblem(f"figure name '{name}' is not valid; expected lower-case letters, digits and hyphens")
+    if not FIGURE_RE.fullmatch(name):  # fullmatch: '$' alone passes a name that ends in a newline
+        raise TemplateProblem(f"figure name '{escaped(name)}' is not valid; expected lower-case letters, "
+                              "digits and hyphens")
     return f"{FIGURES}/{name}.svg"
 
 
