@@ -11,10 +11,12 @@ from __future__ import annotations
 import re
 
 from ..hardware import peak_dram_gbps
+from ..rule import resolution
 from ..rule import verdict as cmp
 from .formats import number as number_format
 from .marks import TemplateProblem, mark
 from .rows import UNMEASURED
+from .verdicts import phrase
 
 # Ratios from here up read as "5.4x"; below, as a percentage ("12%").
 TIMES_FROM = 1.5
@@ -102,8 +104,6 @@ class PageTeach:
         every GPU says faster (or slower); 'the same', 'not distinguishable',
         or each GPU's word where they differ; linked to its entry (each
         GPU's estimate and 99.9% interval)."""
-        from .verdicts import phrase
-
         vs = self._verdicts_each(a, b)
         if vs is None:
             return UNMEASURED
@@ -115,25 +115,6 @@ class PageTeach:
             short = ", ".join(f"{w} on {g}" for (g, _), w in zip(vs, words))
         anchor = self._entry(f"{_name(a)} against {_name(b)}: " + "; ".join(f"{phrase(v)} on {g}" for g, v in vs))
         return mark(f"[{short}](#{anchor})")
-
-    def x(self, a: dict, b: dict, field: str = "median_ms") -> str:
-        """b's `field` over a's (a time: how many times quicker a is) on
-        the first GPU, as '5.4x faster' or '12% faster': a ratio of two
-        medians, not a verdict (rows of different sets may be set side by
-        side); linked to its entry, which gives each GPU's ratio."""
-        ratios = []
-        for run in self._runs:
-            ra, rb = run.select(a), run.select(b)
-            va = self._field(ra[0], field) if len(ra) == 1 else None
-            vb = self._field(rb[0], field) if len(rb) == 1 else None
-            if not isinstance(va, (int, float)) or not isinstance(vb, (int, float)) or va <= 0:
-                return UNMEASURED
-            ratios.append((run.gpu, vb / va if vb > 0 else 1.0))
-        if not ratios:
-            return UNMEASURED
-        anchor = self._entry(f"{_name(b)} over {_name(a)}, medians of {field}: "
-                             + "; ".join(f"{r:.3f} on {g}" for g, r in ratios))
-        return mark(f"[{ratio_text(ratios[0][1])}](#{anchor})")
 
     def num(self, field: str, fmt: str = ".3g", **where) -> str:
         """page.measured's number (the first GPU's), linked to its entry,
@@ -227,8 +208,6 @@ class PageTeach:
         rule called faster or slower at 2% (its measured error rate, beside
         the program's own count where it wrote one), the largest shift, and
         the margin the page's words there use."""
-        from ..rule import resolution
-
         if not self.verified:
             return f"{UNMEASURED}\n"
         lines = ["| GPU | timing | median time | same-code pairs | called faster or slower | largest shift | "
