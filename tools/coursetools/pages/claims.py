@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 from ..errors import Diagnostic
+from ..sources import manifest
 
 # Comparative and magnitude words, in every inflection a page would use.
 # "the same" only where it compares ("is the same as"); "better", "worse"
@@ -55,7 +56,6 @@ SENTENCE_END = re.compile(r"(?<=[.!?])[*_)\]\"']*\s+|\n\s*\n|\s*\|\s*|\n(?=\s*(?
 
 
 def _note_exists(link: str) -> bool:
-    from ..sources import manifest
     m = re.search(r"research/([A-Za-z0-9._-]+\.md)", link)
     return bool(m) and (manifest.ROOT / "research" / m.group(1)).is_file()
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import functools
 import re
+import xml.etree.ElementTree as ET
 
+from ..evidence.state import LessonState
 from ..rule.carry import escaped
 from . import plots
 from . import claims
@@ -69,8 +71,6 @@ class PageFigures:
         """The page API over the earlier code's promoted record, or None."""
         if not self._state.earlier_files:
             return None
-        from ..evidence.state import LessonState
-
         st = LessonState(self._lesson, "promoted", [], self._state.entry, self._state.earlier_files)
         return type(self)(self._lesson, [], st)
 
@@ -79,8 +79,6 @@ class PageFigures:
         on every page, as it shows an idea, not a measurement. Its words are
         held to a chart's rule (numbers from lesson.toml's constants, no
         claim words); it may hold no script, handler or link out of itself."""
-        import xml.etree.ElementTree as ET
-
         rel = _figure(name)
         path = self._lesson.path / rel
         if not path.is_file() or path.is_symlink() or path.stat().st_size > 200_000:

@@ -17,6 +17,7 @@ timeline) its helpers answer with placeholders.
 
 from __future__ import annotations
 
+import difflib
 import json
 import subprocess
 import tempfile
@@ -27,6 +28,7 @@ from ..evidence import state as ev_state
 from ..evidence.state import LessonState
 from ..sources import manifest
 from ..sources.manifest import Lesson
+from . import render
 from .formats import number as number_format
 from .marks import TemplateProblem, mark
 from .page import Page
@@ -183,8 +185,6 @@ class ListedPage(Page):
     def _why_nothing(self, args: tuple, kwargs: dict) -> str:
         """The first selector field that leaves no row, with the values the
         rows have there and the nearest."""
-        import difflib
-
         rows = self._rows
         known = {k for row in rows for k in row}
         selectors = [a for a in args if isinstance(a, dict)] + [{k: v for k, v in kwargs.items() if k in known}]
@@ -236,8 +236,6 @@ class ListedPage(Page):
 def check(lesson: Lesson) -> tuple[list[Diagnostic], str]:
     """The template rendered against the program's listing: its problems,
     and a line saying what was checked."""
-    from . import render
-
     shown = f"{lesson.dir}/{render.TEMPLATE}"
     try:
         record = listing(lesson)

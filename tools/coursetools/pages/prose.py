@@ -24,11 +24,13 @@ evidence alone.
 
 from __future__ import annotations
 
+import html as html_lib
 import itertools
 import re
 
 from ..errors import Diagnostic
-from ..sources import manifest
+from ..evidence import state as ev_state
+from ..sources import cpplex, manifest, snippets
 from ..sources.manifest import Lesson
 from ..sources.snippets import FENCE_RE, fence_step
 from . import claims, marks, render
@@ -63,9 +65,9 @@ def _classes(text: str) -> list[str]:
     """PROSE, CODE, GONE or JOIN for every character of the page."""
     cls = [PROSE] * len(text)
 
-    def mark_range(a: int, b: int, kind: str, keep_newlines: bool = True) -> None:
+    def mark_range(a: int, b: int, kind: str) -> None:
         for i in range(a, b):
-            if not (keep_newlines and text[i] == "\n"):
+            if text[i] != "\n":
                 cls[i] = kind
 
     def code(a: int, b: int) -> None:
@@ -323,7 +325,6 @@ def reader_view(page: str) -> str:
     """The page's prose as the site's Markdown engine shows it: code
     dropped, tags dropped, references decoded; a helper's output keeps
     its marks (the engine passes them through as text)."""
-    import html as html_lib
     import markdown
 
     out = markdown.markdown(page, extensions=SITE_MARKDOWN_EXTENSIONS)
@@ -378,8 +379,6 @@ def unmeasured_marked(page: str, valid: bool) -> str:
 
 
 def check(lessons: list[Lesson], only=None) -> list[Diagnostic]:
-    from ..evidence import state as ev_state
-
     days = {l.day for l in lessons}
     out: list[Diagnostic] = []
     states = ev_state.load(lessons)
@@ -453,8 +452,6 @@ def _comments(code: str):
     """(line, text) of each comment as its reader reads it: a block
     comment, or a run of comments on consecutive lines as one paragraph
     (a paragraph cites its note once, often at its end)."""
-    from ..sources import cpplex
-
     out: list[list] = []
     for t in cpplex.tokens(code):
         if t.kind in ("line_comment", "block_comment"):
@@ -472,8 +469,6 @@ def snippet_comment_problems(lesson: Lesson, allowed: set[float]) -> list[Diagno
     hide which lines are a snippet's) states a measurement or a comparison
     only beside the file of research/ that measured it, or with a number
     that is one of the lesson's stated constants."""
-    from ..sources import snippets
-
     found, _ = snippets.extract(lesson.snippet_files, manifest.ROOT)
     out = []
     for sn in found:
