@@ -95,15 +95,12 @@ def run(lessons: int, per_lesson: int, repeats: int = 5) -> int:
         parts = ", ".join(f"{k} {v * 1000:.0f}" for k, v in med.items())
         print(f"{lessons} lessons x {per_lesson} snippets ({label}), median of {repeats}, ms: {parts}; "
               f"extraction and rendering {compute * 1000:.0f} ms, file writes {io * 1000:.0f} ms")
-    print(f"for scale: creating {lessons * per_lesson} small files with plain open/write here takes "
-          f"{_file_creation_floor(lessons * per_lesson) * 1000:.0f} ms")
-    return 0
-
-
-def _file_creation_floor(count: int) -> float:
+    count = lessons * per_lesson
     with tempfile.TemporaryDirectory(dir=build_dir(), prefix="bench-") as tmp:
         t0 = time.perf_counter()
         for i in range(count):
             with open(os.path.join(tmp, f"f{i}.md"), "wb") as f:
                 f.write(b"x" * 300)
-        return time.perf_counter() - t0
+        floor = time.perf_counter() - t0
+    print(f"for scale: creating {count} small files with plain open/write here takes {floor * 1000:.0f} ms")
+    return 0

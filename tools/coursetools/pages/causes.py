@@ -26,17 +26,14 @@ def code_span(text: str) -> str:
 class PageCauses:
     """The page API: counters, timelines, the review and SASS."""
 
-    def _declared(self, metric: str) -> None:
-        names = [m["name"] for m in self._lesson.info.metrics]
-        if metric not in names:
-            raise TemplateProblem(f"metric '{metric}' is not declared in lesson.toml; declared: {', '.join(names)}")
-
     def counter(self, row: str, metric: str, fmt: str = ",.0f", kernel: int = 0, occurrence: int = 0) -> str:
         """A profiler counter of the `kernel`-th kernel of a profiled row
         (the `occurrence`-th row of that name, in profiling order)."""
         if not self.verified:
             return UNMEASURED
-        self._declared(metric)
+        names = [m["name"] for m in self._lesson.info.metrics]
+        if metric not in names:
+            raise TemplateProblem(f"metric '{metric}' is not declared in lesson.toml; declared: {', '.join(names)}")
         profiled = [r for run in self._profile.get("runs", []) for r in run.get("rows", [])]
         named = [r for r in profiled if r.get("row") == row]
         if 0 <= occurrence < len(named):
@@ -48,9 +45,8 @@ class PageCauses:
             value = r["kernels"][kernel]["metrics"].get(metric)
             return UNMEASURED if value is None else mark(number_format(value, fmt, metric))
         if not named and profiled:
-            names = dict.fromkeys(str(r.get("row")) for r in profiled)
-            raise TemplateProblem(f"no profiled row '{row}'; the profiled rows are: "
-                                  f"{', '.join(names)}")
+            seen = dict.fromkeys(str(r.get("row")) for r in profiled)
+            raise TemplateProblem(f"no profiled row '{row}'; the profiled rows are: {', '.join(seen)}")
         return UNMEASURED
 
     def timeline(self, field: str, fmt: str = ".1f", **where) -> str:
@@ -63,10 +59,10 @@ class PageCauses:
                              for r in rows[:4])
             raise TemplateProblem(f"{where} selects {len(rows)} timeline rows ({keys}); name the fields that "
                                   "tell them apart")
-        if not rows or field not in rows[0]:
-            if self._timeline and rows and field not in rows[0]:
-                raise TemplateProblem(f"timeline rows have no '{field}'; they have: {', '.join(sorted(rows[0]))}")
+        if not rows:
             return UNMEASURED
+        if field not in rows[0]:
+            raise TemplateProblem(f"timeline rows have no '{field}'; they have: {', '.join(sorted(rows[0]))}")
         return mark(number_format(rows[0][field], fmt))
 
     def review(self, step: str, field: str = "passed", fmt: str = "", args: list | None = None) -> str:

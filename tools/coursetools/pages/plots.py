@@ -31,10 +31,7 @@ def _nice_max(v: float) -> float:
     if v <= 0:
         return 1.0
     mag = 10.0 ** math.floor(math.log10(v))
-    for step in (1, 2, 2.5, 5, 10):
-        if step * mag >= v * (1 - 1e-12):
-            return step * mag
-    return 10 * mag
+    return next(step * mag for step in (1, 2, 2.5, 5, 10) if step * mag >= v * (1 - 1e-12))
 
 
 def ticks(top: float, most: int = 6) -> list[float]:
@@ -48,9 +45,8 @@ def ticks(top: float, most: int = 6) -> list[float]:
 def decimals(values: list[float]) -> int:
     """The fewest decimals that tell every value apart from its neighbour
     (one format for a whole axis)."""
-    for d in range(0, 7):
-        shown = [round(v, d) for v in values]
-        if all(abs(a - b) < 1e-9 * max(1.0, abs(b)) for a, b in zip(shown, values)):
+    for d in range(6):
+        if all(abs(round(v, d) - v) < 1e-9 * max(1.0, abs(v)) for v in values):
             return d
     return 6
 

@@ -43,18 +43,14 @@ IMAGE_RE = re.compile(r"!\[[^\]]*\]\(<?([^)\s>]+)")
 
 
 def _template_line(exc: BaseException, template_path: Path) -> int:
-    line = 0
-    for frame in traceback.extract_tb(exc.__traceback__):
-        if frame.filename and Path(frame.filename).name == template_path.name:
-            line = frame.lineno or 0
-    return line
+    frames = traceback.extract_tb(exc.__traceback__)  # the innermost of the template's own
+    return next((f.lineno or 0 for f in reversed(frames)
+                 if f.filename and Path(f.filename).name == template_path.name), 0)
 
 
 def _did_you_mean(name: str, known: list[str]) -> str:
     close = difflib.get_close_matches(name, known, n=1, cutoff=0.5)
-    if close:
-        return f"; did you mean '{close[0]}'?"
-    return f"; known snippets: {', '.join(known) or 'none'}"
+    return f"; did you mean '{close[0]}'?" if close else f"; known snippets: {', '.join(known) or 'none'}"
 
 
 def render_lesson(lesson: Lesson, keep_marks: bool = False,

@@ -216,10 +216,9 @@ class PageVerdicts:
 
     def _prepared(self, samples: list) -> cmp.Prepared:
         """A row's samples read once for all its verdicts."""
-        key = id(samples)
-        if key not in self._prepared_rows:
-            self._prepared_rows[key] = cmp.prepare(samples)
-        return self._prepared_rows[key]
+        if id(samples) not in self._prepared_rows:
+            self._prepared_rows[id(samples)] = cmp.prepare(samples)
+        return self._prepared_rows[id(samples)]
 
     def _verdicts_each(self, a: dict, b: dict):
         """(GPU, verdict) for each record of the set, or None where a row
