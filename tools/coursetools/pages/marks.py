@@ -90,16 +90,13 @@ def placed(text: str, token: str) -> tuple[str, list[int]]:
     """The page as it will show (every helper's output in its place, no
     marks) and the offsets in it where the output `token` was placed; a
     token no helper issued shows as nothing here (resolve_marks names it)."""
-    parts, at, last, size = [], [], 0, 0
-    for m in TOKEN_RE.finditer(text):
-        parts.append(text[last:m.start()])
-        size += m.start() - last
-        if m.group(1) == token:
+    pieces = TOKEN_RE.split(text)  # the text between tokens, and each token's id
+    parts, at, size = [pieces[0]], [], len(pieces[0])
+    for tid, after in zip(pieces[1::2], pieces[2::2]):
+        if tid == token:
             at.append(size)
-        parts.append(unmark(_output(m.group(1), strict=False)))
-        size += len(parts[-1])
-        last = m.end()
-    parts.append(text[last:])
+        parts += [unmark(_output(tid, strict=False)), after]
+        size += len(parts[-2]) + len(after)
     return "".join(parts), at
 
 

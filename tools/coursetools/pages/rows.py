@@ -325,12 +325,8 @@ class PageRows:
                     twins = self._select({**key, **column[3]})
                     source = twins[0] if twins else None
                 value = None if source is None else self._field(source, field)
-                if value is None:
-                    cells.append("")
-                elif isinstance(value, str):
-                    cells.append(f"`{value}`")
-                else:
-                    cells.append(mark(number_format(value, fmt, field)))
+                cells.append("" if value is None else f"`{value}`" if isinstance(value, str)
+                             else mark(number_format(value, fmt, field)))
             body.append("| " + " | ".join(cells) + " |")
         return head + "\n".join(body) + "\n"
 
