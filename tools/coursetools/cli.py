@@ -216,7 +216,8 @@ def main(argv=None) -> int:
         signal.signal(sig, _interrupt)
     try:
         args = build_parser().parse_args(argv)
-        return args.func(args) or EXIT_OK
+        args.func(args)
+        return EXIT_OK
     except CourseError as e:
         report(e.diagnostics)
         return e.code

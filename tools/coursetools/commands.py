@@ -1,6 +1,6 @@
 """What each `course` command does, one function a command, which returns
-its exit status (None: 0); cli.py parses the command line and maps errors
-to exit codes. Modules that need Jinja2 or MkDocs are imported where they
+nothing and raises a CourseError for a problem; cli.py parses the command
+line and maps errors to exit codes. Modules that need Jinja2 or MkDocs are imported where they
 are used, so that `evidence record` and `review` run on a GPU machine with
 nothing but Python's standard library."""
 
@@ -412,21 +412,22 @@ def cmd_sass(args) -> None:
              if skipped else ""))
 
 
-def cmd_site(args) -> int:
+def cmd_site(args) -> None:
     from .site import browser, build
 
     if args.site_command == "build":
-        return build.build(Path(args.output))
-    return browser.browser_test(Path(args.output), Path(args.screenshots))
+        build.build(Path(args.output))
+    else:
+        browser.browser_test(Path(args.output), Path(args.screenshots))
 
 
-def cmd_serve(args) -> int:
+def cmd_serve(args) -> None:
     from .site import serve
 
-    return serve.serve(args.port, manifest.build_dir() / "site")
+    serve.serve(args.port, manifest.build_dir() / "site")
 
 
-def cmd_bench(args) -> int:
+def cmd_bench(args) -> None:
     from .pages import bench
 
-    return bench.run(args.lessons, args.snippets)
+    bench.run(args.lessons, args.snippets)

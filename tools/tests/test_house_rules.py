@@ -325,3 +325,19 @@ def test_every_name_and_path_the_architecture_cites_exists():
     problems = [f"research/ARCHITECTURE.md:{n}: `{span}`: {why}" for n, span in _cited(doc.read_text())
                 for why in [_citation_problem(span, tree)] if why]
     assert problems == [], "\n".join(problems)
+
+
+def test_a_command_returns_nothing_and_cli_main_alone_makes_the_exit_status(monkeypatch):
+    """research/ARCHITECTURE.md: a cmd_* raises a CourseError and returns
+    nothing; cli.main is the one place an exit status is made (site, serve
+    and bench once returned 0 of their own)."""
+    import argparse
+    import inspect
+
+    from coursetools import commands
+    from coursetools.pages import bench
+
+    cmds = {n: f for n, f in vars(commands).items() if n.startswith("cmd_")}
+    assert [n for n, f in cmds.items() if inspect.signature(f).return_annotation != "None"] == []
+    monkeypatch.setattr(bench, "run", lambda *a, **k: 0)
+    assert commands.cmd_bench(argparse.Namespace(lessons=1, snippets=1)) is None

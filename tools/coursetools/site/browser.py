@@ -17,7 +17,7 @@ import urllib.request
 from pathlib import Path
 from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
-from ..errors import EXIT_OK, CourseError, UsageError, display_path
+from ..errors import CourseError, UsageError, display_path
 from ..evidence import state as ev_state
 from ..fsutil import ensure_owned_folder
 from ..sources import manifest, standalone
@@ -297,7 +297,7 @@ def _screenshots(chromium: str, base: str, lesson, shots: Path, heights: dict[in
     return problems
 
 
-def browser_test(site: Path, shots: Path) -> int:
+def browser_test(site: Path, shots: Path) -> None:
     lessons = manifest.load()
     if not (site / "index.html").exists():
         raise UsageError(f"site test: {site}/index.html missing; build first (cmake --build build)")
@@ -344,4 +344,3 @@ def browser_test(site: Path, shots: Path) -> int:
         raise CourseError(problems + [f"site test: {len(problems)} problem(s)"])
     print(f"site test: {len(lessons)} day page(s), every internal link, at {' and '.join(map(str, WIDTHS))} px, "
           f"checked in {os.path.basename(chromium)}")
-    return EXIT_OK

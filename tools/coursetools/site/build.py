@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..errors import EXIT_OK, CourseError, SourceError, UsageError, display_path
+from ..errors import CourseError, SourceError, UsageError, display_path
 from ..evidence import state as ev_state
 from ..fsutil import as_bytes, ensure_owned_folder, read_source, replace_tree, write_atomic
 from ..sources import manifest, standalone
@@ -246,7 +246,7 @@ def mkdocs_binary() -> Path:
     return mkdocs
 
 
-def build(out: Path) -> int:
+def build(out: Path) -> None:
     config = prepare(out)
     lessons = manifest.load()
     ensure_owned_folder(out, manifest.ROOT)
@@ -257,4 +257,3 @@ def build(out: Path) -> int:
         raise CourseError([f"site: mkdocs: {line}" for line in said[-20:]]
                           + ["site: mkdocs build --strict failed (warnings are errors)"])
     print(f"site: {len(lessons)} day(s) built into {out}")
-    return EXIT_OK

@@ -152,7 +152,7 @@ def on_save(root: Path, out: Path) -> None:
 _warm = False  # whether this process has rendered once (on_save)
 
 
-def serve(port: int, out: Path) -> int:
+def serve(port: int, out: Path) -> None:
     if not 1 <= port <= 65535:
         raise UsageError(f"--port {port} is not a port number (1 to 65535)")
     site_build.mkdocs_binary()  # installed, or the configure step's advice
@@ -177,7 +177,7 @@ def serve(port: int, out: Path) -> int:
         server.wait()
         raise CourseError(f"serve: MkDocs' server stopped (exit {server.returncode})")
     except KeyboardInterrupt:
-        return 0
+        pass  # Ctrl-C: the way to stop it, exit 0
     finally:
         if server.poll() is None:
             server.terminate()
