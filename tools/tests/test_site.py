@@ -244,3 +244,20 @@ def test_a_phones_teaching_part_ends_where_the_evidence_appendix_begins():
     assert browser.layout_problems(check, Path("p.md"), 390) == []
     # no appendix: the whole page teaches, and 12,000 px is too tall for that
     assert any("12,000 px tall" in p for p in browser.layout_problems(dict(check, sections=[]), Path("p.md"), 390))
+
+
+def test_a_fence_is_read_alike_where_blocks_fold_and_where_sections_fold():
+    """fold_long_blocks once read fences by a rule of its own (backticks
+    at the margin): a table inside a short text block folded as a table,
+    a ~~~ block never folded, and a ```text shown inside a longer fence
+    folded inside it. fold_sections reads them with snippets.fence_step."""
+    table = "| a | b |\n| --- | --- |\n" + "\n".join(f"| {i} | {i} |" for i in range(8))
+    long = "\n".join(f"line {i}" for i in range(13))
+    for fence in ("```", "````", "~~~", "  ~~~~"):
+        short = f"{fence}text\n{table}\n{fence.strip()}\n"
+        assert transforms.fold_long_blocks(short) == short, fence  # code, not a table
+        folded = transforms.fold_long_blocks(f"{fence}text\n{long}\n{fence.strip()}\n")
+        assert '???+ fold "Text, 13 lines"' in folded, fence
+        assert _shown(folded) == _shown(f"{fence}text\n{long}\n{fence.strip()}\n"), fence
+    shown = f"````markdown\n```text\n{long}\n```\n````\n"
+    assert transforms.fold_long_blocks(shown) == shown

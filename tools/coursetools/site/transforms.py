@@ -52,18 +52,17 @@ def fold_long_blocks(page: str) -> str:
                 out += ["", f'???+ fold "A table of {rows} rows"', ""] + ["    " + l for l in lines[i:j]] + [""]
                 i = j
                 continue
-        m = re.match(r"^(`{3,})(text|cuda)\b.*$", line)
-        if m:
-            j = i + 1
-            while j < len(lines) and not (lines[j].startswith(m.group(1)) and not lines[j].strip("`")):
-                j += 1
-            n = j - i - 1
-            if j < len(lines) and n > FOLD_CODE_LINES:
+        if _opens(line):  # a block read as fold_sections reads it: a table inside is code
+            j = _fence_close(lines, i)
+            n, kind = j - i - 1, re.match(r"(text|cuda)\b", snippets.FENCE_RE.match(line).group(2))
+            if j < len(lines) and n > FOLD_CODE_LINES and kind:
                 # What the block is, never whose: a typed text block is not the program's output.
-                title = f"Text, {n} lines" if m.group(2) == "text" else f"The code, {n} lines"
+                title = f"Text, {n} lines" if kind.group(1) == "text" else f"The code, {n} lines"
                 out += ["", f'???+ fold "{title}"', ""] + ["    " + l if l else "" for l in lines[i:j + 1]] + [""]
-                i = j + 1
-                continue
+            else:
+                out += lines[i:j + 1]
+            i = j + 1
+            continue
         out.append(line)
         i += 1
     return "\n".join(out)
@@ -80,16 +79,18 @@ FOLD_SECTION_LINES = 6
 FOLD_SECTION_CHARS = 600
 _CHART_LINE = re.compile(r"^!\[[^\]]*\]\(figures/[^)]+\.svg\)\s*$")
 
-_FENCE = snippets.FENCE_RE
 _LIST_ITEM = re.compile(r"^ {0,3}([-*+]|\d{1,9}[.)])( |$)")
 _HTML_OPEN = re.compile(r"^ {0,3}<([A-Za-z][A-Za-z0-9-]*)")
 
 
-def _fence_end(lines: list[str], i: int) -> int:
-    """The index after the fence that opens at lines[i] closes (or len(lines))."""
-    fence = _FENCE.match(lines[i]).group(1)
-    closes = (j + 1 for j in range(i + 1, len(lines)) if snippets.fence_step(fence, lines[j])[1])
-    return next(closes, len(lines))
+def _opens(line: str) -> bool:
+    return snippets.fence_step(None, line)[1]
+
+
+def _fence_close(lines: list[str], i: int) -> int:
+    """The index of the line that closes the fence opening at lines[i] (or len(lines))."""
+    fence = snippets.fence_step(None, lines[i])[0]
+    return next((j for j in range(i + 1, len(lines)) if snippets.fence_step(fence, lines[j])[1]), len(lines))
 
 
 def _blocks(lines: list[str]) -> list[tuple[str, list[str]]]:
@@ -100,8 +101,8 @@ def _blocks(lines: list[str]) -> list[tuple[str, list[str]]]:
     i = 0
     while i < len(lines):
         start, line = i, lines[i]
-        if _FENCE.match(line):
-            kind, i = "code", _fence_end(lines, i)
+        if _opens(line):
+            kind, i = "code", _fence_close(lines, i) + 1
         elif re.match(r"^(\?\?\?\+?|!!!) ", line):
             kind, i = "fold", i + 1
             while i < len(lines) and (not lines[i].strip() or lines[i].startswith("    ")):
@@ -112,8 +113,8 @@ def _blocks(lines: list[str]) -> list[tuple[str, list[str]]]:
                 if lines[i].strip() and not (lines[i][0] in " \t" or _LIST_ITEM.match(lines[i])):
                     if not lines[i - 1].strip():
                         break  # a line at the margin after a blank one: the list has ended
-                if _FENCE.match(lines[i]):
-                    i = _fence_end(lines, i)
+                if _opens(lines[i]):
+                    i = _fence_close(lines, i) + 1
                     continue
                 i += 1
         elif _HTML_OPEN.match(line):
@@ -133,7 +134,7 @@ def _blocks(lines: list[str]) -> list[tuple[str, list[str]]]:
             kind = "heading" if re.match(r"^#{1,6} ", line) else "paragraph"
             i += 1
             while kind == "paragraph" and i < len(lines) and lines[i].strip():
-                i = _fence_end(lines, i) if _FENCE.match(lines[i]) else i + 1
+                i = _fence_close(lines, i) + 1 if _opens(lines[i]) else i + 1
         else:
             kind, i = "blank", i + 1
         while i < len(lines) and not lines[i].strip():
@@ -153,8 +154,8 @@ def fold_sections(page: str) -> str:
     heading_at = []
     i = 0
     while i < len(lines):
-        if _FENCE.match(lines[i]):
-            i = _fence_end(lines, i)
+        if _opens(lines[i]):
+            i = _fence_close(lines, i) + 1
             continue
         if re.match(r"^#{2,3} ", lines[i]):
             heading_at.append(i)
