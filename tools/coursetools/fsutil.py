@@ -41,50 +41,44 @@ def _umask() -> int:
     return mask
 
 
-def file_mode() -> int:
-    return 0o666 & ~_umask()
-
-
-def dir_mode() -> int:
-    return 0o777 & ~_umask()
-
-
 def read_source(path: str | os.PathLike, root: Path) -> bytes:
     """The bytes of a regular file inside `root`, or a SourceError that
     says why not."""
-    shown = display_path(path)
-    p = Path(path)
+    def refused(why: str) -> SourceError:
+        return SourceError(Diagnostic(display_path(path), 0, 0, why))
+
     try:
-        real = p.resolve(strict=True)
+        real = Path(path).resolve(strict=True)
     except FileNotFoundError:
-        raise SourceError(Diagnostic(shown, 0, 0, f"no such file; expected a lesson source file")) from None
+        raise refused("no such file; expected a lesson source file") from None
     except (OSError, RuntimeError) as e:
-        raise SourceError(Diagnostic(shown, 0, 0, f"cannot be resolved ({e}); expected a regular file")) from None
+        raise refused(f"cannot be resolved ({e}); expected a regular file") from None
     root = Path(root).resolve()
     if real != root and root not in real.parents:
-        raise SourceError(Diagnostic(shown, 0, 0, f"leads outside the repository (to {real}); " "expected a file inside it (a symbolic link out of the tree is refused)"))
+        raise refused(f"leads outside the repository (to {real}); expected a file inside it (a symbolic link "
+                      "out of the tree is refused)")
     try:
         st = os.stat(real)
     except OSError as e:
-        raise SourceError(Diagnostic(shown, 0, 0, f"cannot be read: {e.strerror}")) from None
+        raise refused(f"cannot be read: {e.strerror}") from None
     if stat.S_ISDIR(st.st_mode):
-        raise SourceError(Diagnostic(shown, 0, 0, f"is a folder; expected a lesson source file"))
+        raise refused("is a folder; expected a lesson source file")
     if not stat.S_ISREG(st.st_mode):
         kind = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device or socket"
-        raise SourceError(Diagnostic(shown, 0, 0, f"is {kind}, not a regular file; expected a lesson source file"))
+        raise refused(f"is {kind}, not a regular file; expected a lesson source file")
     # O_NONBLOCK: should the file be swapped for a FIFO after the check,
     # the open returns at once and fstat refuses it.
     fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise SourceError(Diagnostic(shown, 0, 0, f"is not a regular file; expected a lesson source file"))
+            raise refused("is not a regular file; expected a lesson source file")
         with os.fdopen(fd, "rb", closefd=False) as f:
             return f.read()
     finally:
         os.close(fd)
 
 
-def _write_whole(path: Path, data: str | bytes, replace: bool) -> bool:
+def write_atomic(path: Path, data: str | bytes, replace: bool = True) -> bool:
     """Writes a temporary file beside `path` (the umask's mode), then
     renames it over `path`, or (not `replace`) hard-links it there, which
     fails where the name is taken: False. No temporary file is left."""
@@ -95,7 +89,7 @@ def _write_whole(path: Path, data: str | bytes, replace: bool) -> bool:
         with os.fdopen(fd, "wb") as f:
             f.write(as_bytes(data))
             f.flush()
-            os.fchmod(f.fileno(), file_mode())
+            os.fchmod(f.fileno(), 0o666 & ~_umask())
             os.fsync(f.fileno())
         (os.replace if replace else os.link)(tmp, path)
         return True
@@ -104,28 +98,6 @@ def _write_whole(path: Path, data: str | bytes, replace: bool) -> bool:
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-
-
-def write_atomic(path: Path, data: str | bytes) -> None:
-    _write_whole(path, data, replace=True)
-
-
-def create_new_atomic(path: Path, data: str | bytes) -> bool:
-    """As write_atomic, never over an existing file: False where `path` exists."""
-    return _write_whole(path, data, replace=False)
-
-
-def _tracked_files_under(folder: Path, root: Path) -> bool:
-    try:
-        rel = folder.resolve().relative_to(root.resolve())
-    except ValueError:
-        return False
-    try:
-        out = subprocess.run(["git", "ls-files", "--", str(rel)],
-                             cwd=root, capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return out.returncode == 0 and bool(out.stdout.strip())
 
 
 def _refuse_place(out: Path, root: Path, folder: bool, hint: str, owned: bool = False) -> None:
@@ -151,8 +123,14 @@ def _refuse_place(out: Path, root: Path, folder: bool, hint: str, owned: bool = 
         refuse("is at the repository's top; refusing to write there")
     if owned and out.is_dir() and not (out / STAMP).is_file() and any(out.iterdir()):
         refuse(f"was not made by tools/course (no {STAMP} in it) and is not empty; refusing to write into it")
-    if out.exists() and _tracked_files_under(out, root):
-        refuse("holds files git tracks" if folder else "is a file git tracks")
+    if parts and out.exists():
+        try:
+            git = subprocess.run(["git", "ls-files", "--", str(Path(*parts))], cwd=root, capture_output=True,
+                                 text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            return  # no git here: nothing it tracks
+        if git.returncode == 0 and git.stdout.strip():
+            refuse("holds files git tracks" if folder else "is a file git tracks")
 
 
 def check_output_folder(out: Path, root: Path) -> None:
@@ -183,30 +161,13 @@ def check_no_links_between(path: Path, top: Path) -> None:
     """Raises UsageError if any folder from `top` down to `path`'s folder
     is a symbolic link: a committed link must not carry a write elsewhere."""
     path, top = Path(path), Path(top)
-    try:
-        rel = path.parent.relative_to(top)
-    except ValueError:
-        rel = Path()
-    here = top
-    for part in rel.parts:
-        here = here / part
+    parts = path.parent.relative_to(top).parts if path.parent.is_relative_to(top) else ()
+    for here in (top.joinpath(*parts[:k]) for k in range(1, len(parts) + 1)):
         if here.is_symlink():
             raise UsageError(f"{display_path(here)}: error: is a symbolic link; refusing to write through it; "
                              "expected a real folder")
     if path.is_symlink():
         raise UsageError(f"{display_path(path)}: error: is a symbolic link; refusing to replace it")
-
-
-@contextlib.contextmanager
-def signals_held():
-    """Holds SIGTERM, SIGINT and SIGHUP off for the few system calls of a
-    swap, so they cannot land between its two renames."""
-    sigs = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def replace_tree(final: Path, files: dict[str, str | bytes], root: Path) -> bool:
@@ -220,20 +181,22 @@ def replace_tree(final: Path, files: dict[str, str | bytes], root: Path) -> bool
     tmp = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{final.name}.new-"))
     old = None
     try:
-        os.chmod(tmp, dir_mode())
+        os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp's is 0700; mkdir and write_bytes below take the umask's
         for name, content in {**files, STAMP: STAMP_TEXT}.items():
             p = tmp / name
-            if p.resolve().parent != tmp.resolve() and tmp.resolve() not in p.resolve().parents:
+            if tmp.resolve() not in p.resolve().parents:
                 raise UsageError(f"{name}: error: not a plain name inside the output folder")
             p.parent.mkdir(parents=True, exist_ok=True)
-            os.chmod(p.parent, dir_mode())
             p.write_bytes(as_bytes(content))
-            os.chmod(p, file_mode())
-        with signals_held():
+        # SIGTERM, SIGINT and SIGHUP held off for the two renames, so none lands between them
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT, signal.SIGHUP})
+        try:
             if final.exists():
                 old = final.with_name(f".{final.name}.old-{os.getpid()}")
                 os.replace(final, old)
             os.replace(tmp, final)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
         if old is not None:
             shutil.rmtree(old)
         return True

@@ -351,7 +351,7 @@ def test_a_crash_half_way_leaves_no_file(tmp_path, monkeypatch):
 
     monkeypatch.setattr(os, "fsync", crash)
     with pytest.raises(OSError):
-        fsutil.create_new_atomic(target, "{}")
+        fsutil.write_atomic(target, "{}", replace=False)
     with pytest.raises(OSError):
         fsutil.write_atomic(tmp_path / "promoted.json", "{}")
     assert [p.name for p in tmp_path.rglob("*") if p.is_file()] == []

@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 
 from ..errors import Diagnostic, EvidenceError, UsageError, display_path
-from ..fsutil import create_new_atomic
+from ..fsutil import write_atomic
 from .strictjson import json_object, read_regular
 from ..sources import digest as dg
 from ..sources import manifest
@@ -179,4 +179,4 @@ def load_record(path: Path) -> dict:
 def write_new_record(path: Path, rec: dict) -> bool:
     """Stores `rec` at `path`, never over an existing file: False when the
     name is taken."""
-    return create_new_atomic(path, encode(rec))
+    return write_atomic(path, encode(rec), replace=False)
