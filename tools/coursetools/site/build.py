@@ -74,26 +74,12 @@ def read_input(path: Path) -> str:
 
 
 def research_notes() -> list[Path]:
-    notes = []
-    for note in sorted((manifest.ROOT / "research").iterdir()):
-        if note.name.endswith(".md"):
-            if not NOTE_NAME.fullmatch(note.name):
-                raise UsageError(f"{display_path(note)}: error: a research note's name is letters, digits, '.', "
-                                 "'-' and '_' ending in .md (it becomes a URL and a menu entry)")
-            notes.append(note)
+    notes = sorted((manifest.ROOT / "research").glob("*.md"))
+    for note in notes:
+        if not NOTE_NAME.fullmatch(note.name):
+            raise UsageError(f"{display_path(note)}: error: a research note's name is letters, digits, '.', "
+                             "'-' and '_' ending in .md (it becomes a URL and a menu entry)")
     return notes
-
-
-def _source_page(lesson: manifest.Lesson) -> str:
-    parts = [f"# Source of day {lesson.day}\n"]
-    for rel in lesson.sources:
-        parts.append(f"`{rel}`\n\n" + transforms.fenced_code(read_input(manifest.ROOT / rel)))
-    return "\n".join(parts)
-
-
-def _header_file_page(rel: str) -> str:
-    return (f"# `{rel}`\n\nPart of the shared header every day includes (`course.cuh`).\n\n"
-            + transforms.fenced_code(read_input(manifest.ROOT / rel)))
 
 
 def _index(lessons, states) -> str:
@@ -121,14 +107,12 @@ def _index(lessons, states) -> str:
 def explorer_flags(lesson: manifest.Lesson, st) -> tuple[str, str]:
     """A Compiler Explorer link's flags, and why: the promoted run's
     architecture where the build holds machine code for it."""
-    flags = lesson.nvcc_flags
     cc = str((((st.record or {}).get("gpu") or {}).get("compute_capability") or "")) if st.valid else ""
     arch = cc.replace(".", "")
-    real = {a.split("-")[0] for a in lesson.architectures if not a.endswith("-virtual")}
-    if arch and arch in real:
-        flags = manifest.nvcc_flags(lesson.target, lesson.min_cc, [arch])
-        return flags, f": sm_{arch}, the machine code the promoted run executed"
-    return flags, ": the build's own flags" + ("" if st.valid else " (no promoted run to match)")
+    if arch and arch in {a.split("-")[0] for a in lesson.architectures if not a.endswith("-virtual")}:
+        return (manifest.nvcc_flags(lesson.target, lesson.min_cc, [arch]),
+                f": sm_{arch}, the machine code the promoted run executed")
+    return lesson.nvcc_flags, ": the build's own flags" + ("" if st.valid else " (no promoted run to match)")
 
 
 def collect(lessons, standalone_dir: Path, states: dict | None = None) -> dict[str, str | bytes]:
@@ -155,7 +139,6 @@ def collect(lessons, standalone_dir: Path, states: dict | None = None) -> dict[s
         page = re.sub(r"\[`lessons/[^/`]+/([^`/]+)`, lines", r"[`\1`, lines", page)
         alone = standalone_dir / f"{l.target}.cu"
         if alone.exists():
-            text = read_input(alone)
             flags, why = explorer_flags(l, st)
             url = explorer.link(standalone.explorer_text(l), flags)
             page = page.replace(
@@ -167,28 +150,31 @@ def collect(lessons, standalone_dir: Path, states: dict | None = None) -> dict[s
                 f"[{l.target}.cu]({l.target}.cu), the shared header inlined.\n\n## Build and run\n",
                 1,
             )
-            files[f"docs/{name}/{l.target}.cu"] = text
+            files[f"docs/{name}/{l.target}.cu"] = read_input(alone)
         files[f"docs/{name}/index.md"] = page
-        files[f"docs/{name}/source.md"] = _source_page(l)
+        files[f"docs/{name}/source.md"] = "\n".join([f"# Source of day {l.day}\n"] + [
+            f"`{rel}`\n\n" + transforms.fenced_code(read_input(manifest.ROOT / rel)) for rel in l.sources])
         # only the figures the page shows (render drew them from the record)
         shown = set(re.findall(r"!\[[^\]]*\]\(figures/([a-z0-9-]+\.svg)\)", page))
         for svg in sorted((l.path / "figures").glob("*.svg")):
             if svg.name in shown:
                 files[f"docs/{name}/figures/{svg.name}"] = read_input(svg)
     for rel in manifest.header_files(manifest.ROOT):
-        files[f"docs/{header_page(rel)}"] = _header_file_page(rel)
+        code = transforms.fenced_code(read_input(manifest.ROOT / rel))
+        files[f"docs/{header_page(rel)}"] = (f"# `{rel}`\n\nPart of the shared header every day includes "
+                                             f"(`course.cuh`).\n\n{code}")
     for note in research_notes():
         files[f"docs/research/{note.name}"] = read_input(note)
     return files
 
 
-def prepare(out: Path, work: Path | None = None, in_place: bool = False, serving: bool = False,
-            problems: list[str] | None = None, lessons=None, states: dict | None = None) -> Path:
-    """Writes the site's sources into `work` (build/site-src), whole or
-    (`in_place`, for serve) only what changed, and returns the mkdocs.yml
-    that builds them into `out`; `problems` (serve's) top every page."""
+def prepare(out: Path, serving: bool = False, problems: list[str] | None = None, lessons=None,
+            states: dict | None = None) -> Path:
+    """Writes the site's sources into build/site-src, whole or (`serving`)
+    only what changed, and returns the mkdocs.yml that builds them into
+    `out`; `problems` (serve's) top every page."""
     lessons = lessons if lessons is not None else manifest.load()
-    work = work or manifest.build_dir() / "site-src"
+    work = manifest.build_dir() / "site-src"
     standalone_dir = manifest.build_dir() / "standalone"
     files = collect(lessons, standalone_dir, states)
     if problems:
@@ -196,8 +182,7 @@ def prepare(out: Path, work: Path | None = None, in_place: bool = False, serving
         for name, text in list(files.items()):
             if name.endswith(".md") and isinstance(text, str):
                 # after a lesson page's front matter, which must open the file
-                head = re.match(r"---\n.*?\n---\n\n", text, re.S) if text.startswith("---\n") else None
-                cut = head.end() if head else 0
+                cut = head.end() if (head := re.match(r"---\n.*?\n---\n\n", text, re.S)) else 0
                 files[name] = text[:cut] + box + text[cut:]
     files["hooks.py"] = asset("hooks.py")
     nav: list = [{"Course": "index.md"}]
@@ -212,7 +197,7 @@ def prepare(out: Path, work: Path | None = None, in_place: bool = False, serving
                            "the configuration as JSON, which YAML reads as it is.\n"
                            + json.dumps(config, indent=1, ensure_ascii=True) + "\n")
     ensure_owned_folder(work, manifest.ROOT)
-    if in_place and work.is_dir():
+    if serving and work.is_dir():
         _sync(work, files)
     else:
         replace_tree(work, files, manifest.ROOT)
@@ -248,7 +233,6 @@ def mkdocs_binary() -> Path:
 
 def build(out: Path) -> None:
     config = prepare(out)
-    lessons = manifest.load()
     ensure_owned_folder(out, manifest.ROOT)
     proc = subprocess.run([str(mkdocs_binary()), "build", "--strict", "--quiet", "-f", str(config)],
                           capture_output=True, text=True, env=hook_environment())
@@ -256,4 +240,4 @@ def build(out: Path) -> None:
         said = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
         raise CourseError([f"site: mkdocs: {line}" for line in said[-20:]]
                           + ["site: mkdocs build --strict failed (warnings are errors)"])
-    print(f"site: {len(lessons)} day(s) built into {out}")
+    print(f"site: {len(manifest.load())} day(s) built into {out}")

@@ -9,7 +9,6 @@ is printed, and shown in a box atop the last good pages, which stay served."""
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -32,57 +31,41 @@ SNAPSHOT = "serve-snapshot.json"
 ROOT_ENV, OUT_ENV = "COURSE_SERVE_ROOT", "COURSE_SERVE_OUT"
 
 
-def _generated(rel: Path) -> bool:
-    parts = rel.parts
-    return len(parts) >= 3 and parts[0] == "lessons" and (parts[-1] in GENERATED or "figures" in parts)
-
-
 def snapshot(root: Path) -> dict[str, int]:
     """Every watched file's modification time and size."""
     seen = {}
     for top in WATCHED:
         for path in (root / top).rglob("*"):
-            rel = path.relative_to(root)
-            if path.is_file() and not _generated(rel) and not any(p.startswith(".") for p in rel.parts):
+            parts = path.relative_to(root).parts
+            generated = top == "lessons" and len(parts) > 2 and (parts[-1] in GENERATED or "figures" in parts)
+            if path.is_file() and not generated and not any(p.startswith(".") for p in parts):
                 st = path.stat()
-                seen[rel.as_posix()] = st.st_mtime_ns ^ (st.st_size << 1)
+                seen["/".join(parts)] = st.st_mtime_ns ^ (st.st_size << 1)
     return seen
 
 
-def touched(before: dict[str, int], now: dict[str, int]) -> set[str]:
-    return {k for k in before.keys() | now.keys() if before.get(k) != now.get(k)}
-
-
-def lessons_to_render(changed: set[str] | None, lessons) -> list[str] | None:
-    """The lessons a change can alter (None: all, for the shared header;
-    none for a research note, the site alone)."""
-    if changed is None or any(c.startswith("common/") for c in changed):
-        return None
-    dirs = {"/".join(c.split("/")[:2]) for c in changed if c.startswith("lessons/")}
-    return [l.target for l in lessons if l.dir in dirs]
-
-
-def refresh_state() -> None:
-    proc = subprocess.run([sys.executable, "-m", "coursetools", "evidence", "state"], capture_output=True, text=True,
-                          cwd=manifest.ROOT, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
-    if proc.returncode != 0:
-        raise CourseError((proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["evidence state failed"])
-
-
-def rebuild(out: Path, changed: set[str] | None = None, quiet: bool = False) -> bool:
-    """Render the pages a change can alter and rewrite the site's sources;
-    False (the problems printed) where a template or a source is wrong."""
+def rebuild(out: Path, changed: set[str] | None = None, quiet: bool = False) -> Path | None:
+    """Render the pages a change can alter and rewrite the site's sources:
+    their mkdocs.yml, or None (the problems printed) where a template or a source is wrong."""
     from ..pages import render
 
     try:
         lessons = manifest.load()
-        only = lessons_to_render(changed, lessons)
+        # The lessons a change can alter: all (None) for the shared header, none for a research note
+        only = None
+        if changed is not None and not any(c.startswith("common/") for c in changed):
+            dirs = {"/".join(c.split("/")[:2]) for c in changed if c.startswith("lessons/")}
+            only = [l.target for l in lessons if l.dir in dirs]
         try:
             states = ev_state.load(lessons)
         except EvidenceError:
             # Missing or older than the sources: written again as the build
             # writes it, in a process of its own (serve verifies nothing).
-            refresh_state()
+            proc = subprocess.run([sys.executable, "-m", "coursetools", "evidence", "state"], text=True,
+                                  capture_output=True, cwd=manifest.ROOT, env=site_build.hook_environment())
+            if proc.returncode != 0:
+                said = (proc.stderr or proc.stdout).strip().splitlines()[-1:]
+                raise CourseError(said or ["evidence state failed"])
             states = ev_state.load(lessons)
         # One read of the state for the pages and the site's sources both.
         files, _, orphans = render.render_all(lessons, only, states) if only != [] else ({}, [], [])
@@ -91,19 +74,19 @@ def rebuild(out: Path, changed: set[str] | None = None, quiet: bool = False) -> 
             write_atomic(p, files[p])
         for p in orphans:
             p.unlink()
-        site_build.prepare(out, in_place=True, serving=True, lessons=lessons, states=states)
+        config = site_build.prepare(out, serving=True, lessons=lessons, states=states)
     except CourseError as e:
         report(e.diagnostics)
         print("serve: the last good pages stay served; fix the problem above and save again", flush=True)
         try:  # the same problems in the browser, above the last good pages
-            site_build.prepare(out, in_place=True, serving=True, problems=[str(d) for d in e.diagnostics])
+            site_build.prepare(out, serving=True, problems=[str(d) for d in e.diagnostics])
         except CourseError:
             pass  # the site's own sources are what failed: the terminal has said so
-        return False
+        return None
     names = ", ".join(str(p.relative_to(manifest.ROOT)) for p in changed) or "no page changed"
     if not quiet or changed:
         print(f"serve: rendered ({names})", flush=True)
-    return True
+    return config
 
 
 def wait_for_port(port: int, server, every: float = 0.2) -> bool:
@@ -118,13 +101,9 @@ def wait_for_port(port: int, server, every: float = 0.2) -> bool:
     return False
 
 
-def _snapshot_file() -> Path:
-    return manifest.build_dir() / SNAPSHOT
-
-
 def on_save(root: Path, out: Path) -> None:
     """Before each of MkDocs' rebuilds: render what the changed files can alter."""
-    path = _snapshot_file()
+    path = manifest.build_dir() / SNAPSHOT
     try:
         before = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -141,7 +120,8 @@ def on_save(root: Path, out: Path) -> None:
         return
     write_atomic(path, json.dumps(now))
     try:
-        rebuild(out, touched(before, now) if isinstance(before, dict) else None)
+        rebuild(out, {k for k in before.keys() | now.keys() if before.get(k) != now.get(k)}
+                if isinstance(before, dict) else None)
     except BaseException:
         # A bug or an interrupt: forget the snapshot, so the next build
         # renders everything rather than leave this change's pages unrendered.
@@ -159,10 +139,10 @@ def serve(port: int, out: Path) -> None:
     # The files before the first render: a save made while it renders or
     # MkDocs builds is a change the hook's first look finds.
     root = manifest.ROOT
-    write_atomic(_snapshot_file(), json.dumps(snapshot(root)))
-    if not rebuild(out):
+    write_atomic(manifest.build_dir() / SNAPSHOT, json.dumps(snapshot(root)))
+    config = rebuild(out)
+    if config is None:
         raise CourseError("serve: the pages do not render; nothing to serve")
-    config = site_build.prepare(out, in_place=True, serving=True)
     # MkDocs' server as `mkdocs serve --dirty` starts it (live.py): only the
     # pages that changed are rebuilt (strict and whole: `course site build`).
     cmd = [sys.executable, "-m", "coursetools.site.live", str(config), str(port)]
