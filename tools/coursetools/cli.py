@@ -21,8 +21,7 @@ from .sources import manifest
 class Parser(argparse.ArgumentParser):
     """A parser whose wrong usage is exit 64 through the one error path, and
     whose subcommands describe themselves in their own --help (their
-    one-line help, where no longer description is given) and run
-    commands.cmd_NAME, where there is one."""
+    one-line help, where no longer description is given)."""
 
     def error(self, message):
         raise UsageError(f"{message} (see {self.prog} --help)")
@@ -35,10 +34,7 @@ class Parser(argparse.ArgumentParser):
             kwargs.setdefault("formatter_class", HelpFormatter)
             if "description" not in kwargs and "help" in kwargs:
                 kwargs["description"] = kwargs["help"][:1].upper() + kwargs["help"][1:] + "."
-            parser, cmd = add(name, **kwargs), getattr(c, "cmd_" + name.replace("-", "_"), None)
-            if cmd:
-                parser.set_defaults(func=cmd)
-            return parser
+            return add(name, **kwargs)
         action.add_parser = add_parser
         return action
 
@@ -216,7 +212,8 @@ def main(argv=None) -> int:
         signal.signal(sig, _interrupt)
     try:
         args = build_parser().parse_args(argv)
-        args.func(args)
+        command = args.evidence_command if args.command == "evidence" else args.command
+        getattr(c, "cmd_" + command.replace("-", "_"))(args)  # `site build` and `site test` are cmd_site's
         return EXIT_OK
     except CourseError as e:
         report(e.diagnostics)
@@ -236,7 +233,3 @@ def main(argv=None) -> int:
         print(f"course: internal error: {type(e).__name__}: {str(e)[:300]} (a bug in tools/course; "
               "please report the command that caused it); nothing was written", file=sys.stderr)
         return EXIT_ERRORS
-
-
-if __name__ == "__main__":
-    sys.exit(main())

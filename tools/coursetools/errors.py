@@ -32,15 +32,10 @@ class Diagnostic:
     line: int
     col: int
     message: str
-    severity: str = "error"
 
     def __str__(self) -> str:
-        where = self.path
-        if self.line:
-            where += f":{self.line}"
-            if self.col:
-                where += f":{self.col}"
-        return f"{where}: {self.severity}: {self.message}"
+        where = f"{self.path}:{self.line}" + (f":{self.col}" if self.col else "") if self.line else self.path
+        return f"{where}: error: {self.message}"
 
 
 class CourseError(Exception):
