@@ -22,13 +22,11 @@ def _lessons(names=None):
 
 def _check_or_write(files: dict[Path, str], check: bool, fix_hint: str) -> list[Path]:
     """The files not on disk as `files` holds them: with `check`, an
-    OutOfDateError naming each; otherwise each written."""
+    OutOfDateError naming each (so none under `check`); otherwise each written."""
     stale = [p for p, text in sorted(files.items())
              if not p.is_file() or p.read_text(encoding="utf-8", errors="replace") != text]
     if check and stale:
         raise OutOfDateError([f"{display_path(p)}: out of date; run: {fix_hint}" for p in stale])
-    if check:
-        return []
     for p in stale:
         check_no_links_between(p, manifest.ROOT)
     for p in stale:

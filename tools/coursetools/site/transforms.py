@@ -151,15 +151,11 @@ def _prose(kind: str, block: list[str]) -> bool:
 def fold_sections(page: str) -> str:
     lines = page.split("\n")
     # headings are lines at the margin outside code: a fence's '## ' is code
-    heading_at = []
-    i = 0
-    while i < len(lines):
-        if _opens(lines[i]):
-            i = _fence_close(lines, i) + 1
-            continue
-        if re.match(r"^#{2,3} ", lines[i]):
+    heading_at, fence = [], None
+    for i, line in enumerate(lines):
+        fence, fence_line = snippets.fence_step(fence, line)
+        if fence is None and not fence_line and re.match(r"^#{2,3} ", line):
             heading_at.append(i)
-        i += 1
     if not heading_at:
         return page
     out = lines[:heading_at[0]]
