@@ -139,14 +139,11 @@ def check_output_folder(out: Path, root: Path) -> None:
     _refuse_place(out, root, True, "choose an empty folder under build/ (the default)", owned=True)
 
 
-def ensure_owned_folder(out: Path, root: Path) -> Path:
+def ensure_owned_folder(out: Path, root: Path) -> None:
     check_output_folder(out, root)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    stamp = out / STAMP
-    if not stamp.is_file():
-        write_atomic(stamp, STAMP_TEXT)
-    return out
+    Path(out).mkdir(parents=True, exist_ok=True)
+    if not (Path(out) / STAMP).is_file():
+        write_atomic(Path(out) / STAMP, STAMP_TEXT)
 
 
 def check_output_file(out: Path, root: Path) -> None:
