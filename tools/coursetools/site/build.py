@@ -126,8 +126,7 @@ def collect(lessons, standalone_dir: Path, states: dict | None = None) -> dict[s
         # Only the renderer's provenance line becomes the verified box: a box
         # typed into a page (one left out of this build, or edited by hand)
         # is refused as render's prose check refuses it.
-        typed = box_problems(page, display_path(l.path / "README.md"))
-        if typed:
+        if typed := box_problems(page, display_path(l.path / "README.md")):
             raise SourceError(typed)
         st = states[l.target]
         prov = provenance_text(st.records, st.entry) if st.valid else None

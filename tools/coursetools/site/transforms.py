@@ -159,15 +159,13 @@ def fold_sections(page: str) -> str:
     if not heading_at:
         return page
     out = lines[:heading_at[0]]
-    for n, h in enumerate(heading_at):
-        end = heading_at[n + 1] if n + 1 < len(heading_at) else len(lines)
+    for h, end in zip(heading_at, heading_at[1:] + [len(lines)]):
         out.append(lines[h])
         title = re.sub(r"[`*\\\"]", "", lines[h].lstrip("#")).strip()
         blocks = _blocks(lines[h + 1:end])
         # what stays: everything up to and with the section's first paragraph of prose
         k = next((m + 1 for m, (kind, b) in enumerate(blocks) if _prose(kind, b)), len(blocks))
-        for _, b in blocks[:k]:
-            out += b
+        out += [l for _, b in blocks[:k] for l in b]
         run: list[str] = []
 
         def flush():
