@@ -163,9 +163,8 @@ def cmd_prose(args) -> None:
 def cmd_standalone(args) -> None:
     from .sources import standalone
 
-    lessons, _ = _lessons()
     out = Path(args.output)
-    files = standalone.standalone_files(lessons)
+    files = standalone.standalone_files(manifest.load())
     if args.check:
         _check_or_write({out / n: t for n, t in files.items()}, True, f"tools/course standalone -o {display_path(out)}")
         print(f"standalone: {display_path(out)} is up to date")
@@ -300,7 +299,7 @@ def cmd_promote(args) -> None:
 def cmd_verify(args) -> None:
     from .evidence import store, verify
 
-    lessons, _ = _lessons()
+    lessons = manifest.load()
     problems = verify.verify(lessons)
     if problems:
         raise EvidenceError([f"evidence: {p}" for p in problems]
