@@ -112,3 +112,29 @@ def test_a_review_of_one_lesson_builds_and_runs_that_lesson_alone(tmp_path, monk
     assert list(summary["sources"]) == ["day31_one"] and summary["passed"]
     with pytest.raises(UsageError, match="unknown lesson 'day33_three'"):
         review.run(tmp_path / "build", tmp_path / "logs", say=lambda s: None, only=["day33_three"])
+
+
+@pytest.mark.parametrize("output", ["[1, 2]", '"rows"', '{"rows": {"a": 1}}', '{"rows": [1, {"k": 2}, null]}'])
+def test_a_review_keeps_only_the_row_objects_a_negative_build_wrote(tmp_path, monkeypatch, output):
+    """A negative build's --json output is the program's, of any shape:
+    the review keeps the objects of its 'rows' list, never a traceback."""
+    import dataclasses
+
+    from conftest import fake_lesson
+    from coursetools.record import review
+    from coursetools.sources import manifest
+    from coursetools.sources.lessoninfo import LessonInfo
+
+    info = LessonInfo(negative=({"target": "day31_one_bad", "args": [], "expect": "report"},))
+    one = dataclasses.replace(fake_lesson(tmp_path, "day31_one", info=info), variants=("day31_one_bad",))
+    monkeypatch.setattr(manifest, "load", lambda path=None: [one])
+
+    def sh(cmd, log, timeout=0):
+        if "--json" in cmd:
+            Path(cmd[cmd.index("--json") + 1]).write_text(output)
+        return 0, "day31_one on GPU 0"
+    monkeypatch.setattr(review, "_sh", sh)
+    monkeypatch.setattr(review.dg, "sources_digest", lambda files, root: {"digest": "d"})
+    summary = review.run(tmp_path / "build", tmp_path / "logs", say=lambda s: None, only=["day31_one"])
+    (step,) = [s for s in summary["steps"] if s["step"] == "day31_one_bad: reported"]
+    assert step["rows"] == ([{"k": 2}] if "null" in output else [])

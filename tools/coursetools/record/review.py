@@ -24,7 +24,6 @@ Standard library only: the GPU machine may have nothing else.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import json
 import re
@@ -37,6 +36,7 @@ from ..sources import digest as dg
 from ..sources import manifest
 from ..errors import UsageError, display_path
 from ..fsutil import check_build_folder, check_output_file, ensure_owned_folder, write_atomic
+from .strictjson import program_rows
 
 SCHEMA = "course-review/1"
 
@@ -134,9 +134,7 @@ def run(build: Path, logs: Path, say=print, only: list[str] | None = None) -> di
                 out_json = Path(t) / "out.json"
                 code, text = _sh([variant, *neg["args"], "--json", str(out_json)],
                                  logs / f"{lesson.target}-negative-{k}.log")
-                rows = []
-                with contextlib.suppress(FileNotFoundError, ValueError):  # none, or not JSON
-                    rows = json.loads(out_json.read_text()).get("rows", [])
+                rows = program_rows(out_json)
             fields = {"lesson": lesson.target, "target": target, "args": list(neg["args"]), "expect": neg["expect"],
                       "exit_code": code, "cuda_error": _first_cuda_error(text), "rows": rows}
             if not _started(text, lesson.target, code):

@@ -6,7 +6,6 @@ executable, the sources digest computed here."""
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import json
 import os
@@ -26,7 +25,7 @@ from .machine import ClockSampler, git_state
 from .plausibility import impossible_rows, peak_dram_gbps
 from .proof import gpu_proof_problems
 from .format import COMMIT_RE, SCHEMA, record_digest, record_path, sha256_file, sources_digest, write_new_record
-from .strictjson import StrictJSONError, load_json, strict_json
+from .strictjson import StrictJSONError, load_json, program_rows, strict_json
 
 
 def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
@@ -85,8 +84,7 @@ def _run_copy(binary: Path, args: list[str], tmp: Path, timeout: int = 3600, nvb
         copy_executable(binary, exe)
     sha = sha256_file(exe)
     json_path = tmp / f"{binary.name}.results.json"
-    with contextlib.suppress(FileNotFoundError):
-        json_path.unlink()
+    json_path.unlink(missing_ok=True)
     code, out, err, seconds = _execute([str(exe), *args, "--json", str(json_path)], timeout)
     results, problem = None, None
     who = "nvbench" if nvbench else "the lesson"
@@ -124,13 +122,7 @@ def _profile(lesson: Lesson, binary: Path, tmp: Path) -> dict:
         cmd = prof.command(ncu, metrics, str(exe), args, str(json_path))
         json_path.unlink(missing_ok=True)  # no run reads the rows an earlier run left
         proc = subprocess.run(cmd, capture_output=True, cwd=manifest.ROOT)
-        names = []
-        if json_path.exists():
-            with contextlib.suppress(json.JSONDecodeError, UnicodeDecodeError):
-                res = json.loads(json_path.read_text())
-                rows = res.get("rows") if isinstance(res, dict) else None  # the program's output: any shape
-                names = [r.get("profiled") for r in rows if isinstance(r, dict) and r.get("group") == "profile"] \
-                    if isinstance(rows, list) else []
+        names = [r.get("profiled") for r in program_rows(json_path) if r.get("group") == "profile"]
         kernels = prof.parse_csv(_text(proc.stdout), metrics)
         shown = ["ncu", *cmd[1:cmd.index(str(exe))], lesson.run_command, *args, "--json", "FILE"]
         out["runs"].append({"command": shown, "exit_code": proc.returncode,

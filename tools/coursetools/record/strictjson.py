@@ -169,6 +169,18 @@ def json_object(raw: bytes, shown: str, what: str) -> dict:
     return data
 
 
+def program_rows(path: Path) -> list[dict]:
+    """The row objects of a program's --json output at `path`, which may be
+    of any shape (a program under a sanitizer or a fault): none where the
+    file is missing, not JSON, or not an object with a 'rows' list."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):  # ValueError: not UTF-8, not JSON
+        return []
+    rows = data.get("rows") if isinstance(data, dict) else None
+    return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
+
+
 def load_json(path: Path, what: str) -> dict:
     """A JSON object from a plain JSON file, or EvidenceError naming it."""
     return json_object(read_regular(path, what), display_path(path), what)
