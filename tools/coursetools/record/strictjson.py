@@ -44,6 +44,9 @@ def _pairs(pairs: list) -> dict:
 _JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:]')
 _SURROGATE = re.compile(r"(?<!\\)(?:\\\\)*\\u[dD][89a-fA-F][0-9a-fA-F]{2}(?:\\u[dD][c-fC-F][0-9a-fA-F]{2})?|"
                         r"(?<!\\)(?:\\\\)*\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+# A decoded string's surrogate code point: json.loads joins a high-then-low
+# pair into one character, so any left is half of a pair.
+_HALF_PAIR = re.compile("[\ud800-\udfff]")
 
 
 def _duplicate_line(text: str) -> int:
@@ -89,23 +92,14 @@ def _walk(data) -> str | None:
         if depth > MAX_JSON_DEPTH:
             return f"nests deeper than {MAX_JSON_DEPTH} levels"
         if isinstance(x, dict):
-            for k, v in x.items():
-                if not _encodable(k):
-                    return "a key holds a lone surrogate escape (half of a UTF-16 pair)"
-                todo.append((v, depth + 1))
+            if any(_HALF_PAIR.search(k) for k in x):
+                return "a key holds a lone surrogate escape (half of a UTF-16 pair)"
+            todo += [(v, depth + 1) for v in x.values()]
         elif isinstance(x, list):
             todo += [(v, depth + 1) for v in x]
-        elif isinstance(x, str) and not _encodable(x):
+        elif isinstance(x, str) and _HALF_PAIR.search(x):
             return "a string holds a lone surrogate escape (half of a UTF-16 pair)"
     return None
-
-
-def _encodable(s: str) -> bool:
-    try:
-        s.encode("utf-8")
-        return True
-    except UnicodeEncodeError:
-        return False
 
 
 # A whole number in a record or a run: a size, a count, a byte total (the
