@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import re
 import shutil
 import subprocess
@@ -21,15 +20,9 @@ import tempfile
 from pathlib import Path
 
 from ..errors import EvidenceError, UsageError, display_path
+from ..record.format import canonical
 
 NAMESPACE = "course-evidence"
-
-
-def canonical(entry: dict) -> bytes:
-    """What is signed: the entry without its signature, keys sorted, no
-    spaces, UTF-8."""
-    body = {k: v for k, v in entry.items() if k != "signature"}
-    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
 def _ssh_keygen() -> str:
@@ -48,7 +41,7 @@ def sign(entry: dict, key: Path) -> str:
         raise UsageError(f"{key}: error: not a key file; expected your private SSH key (--key)")
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "promotion.json"
-        data.write_bytes(canonical(entry))
+        data.write_bytes(canonical(entry, "signature"))
         proc = subprocess.run([_ssh_keygen(), "-Y", "sign", "-q", "-f", str(key), "-n", NAMESPACE, str(data)],
                               capture_output=True, text=True, stdin=subprocess.DEVNULL)
         sig = Path(str(data) + ".sig")
@@ -91,7 +84,7 @@ def verify(entry: dict, allowed: Path) -> str | None:
             # A retired key (valid-before in allowed_signers) still
             # verifies what it signed while it was valid.
             args[3:3] = ["-O", "verify-time=" + when[:10].replace("-", "")]
-        proc = subprocess.run(args, input=canonical(entry), capture_output=True)
+        proc = subprocess.run(args, input=canonical(entry, "signature"), capture_output=True)
     if proc.returncode != 0:
         why = proc.stderr.decode(errors="replace").strip().splitlines()
         return f"the signature does not verify for {principal} ({why[-1] if why else 'ssh-keygen refused it'})"

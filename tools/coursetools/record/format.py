@@ -62,8 +62,10 @@ def sources_digest(lesson: Lesson, build: Path | None = None) -> dict:
     return dg.sources_digest(lesson.digest_files(build), manifest.ROOT)
 
 
-def canonical(record: dict) -> bytes:
-    body = {k: v for k, v in record.items() if k != "digest"}
+def canonical(record: dict, unsigned: str = "digest") -> bytes:
+    """What a digest (or a promotion's signature) is over: the object
+    without that field, keys sorted, no spaces, UTF-8."""
+    body = {k: v for k, v in record.items() if k != unsigned}
     return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
