@@ -57,18 +57,6 @@ def copy_executable(src: Path, dst: Path) -> None:
     os.chmod(dst, 0o700)
 
 
-def _execute(cmd: list[str], timeout: int) -> tuple[int, str, str, float]:
-    """Runs `cmd` from the repository's root: its exit code (-9: killed
-    past `timeout` seconds), its output and error as text, and seconds."""
-    started = time.monotonic()
-    try:
-        proc = _run(cmd, cwd=manifest.ROOT, timeout=timeout)
-        code, out, err = proc.returncode, proc.stdout, proc.stderr
-    except subprocess.TimeoutExpired as e:
-        code, out, err = -9, e.stdout or b"", (e.stderr or b"") + f"\n(killed after {timeout} s)".encode()
-    return code, _text(out), _text(err), round(time.monotonic() - started, 3)
-
-
 def _text(output: bytes) -> str:
     return output.decode("utf-8", errors="backslashreplace")
 
@@ -85,7 +73,13 @@ def _run_copy(binary: Path, args: list[str], tmp: Path, timeout: int = 3600, nvb
     sha = sha256_file(exe)
     json_path = tmp / f"{binary.name}.results.json"
     json_path.unlink(missing_ok=True)
-    code, out, err, seconds = _execute([str(exe), *args, "--json", str(json_path)], timeout)
+    started = time.monotonic()
+    try:  # from the repository's root; -9: killed past `timeout` seconds
+        proc = _run([str(exe), *args, "--json", str(json_path)], cwd=manifest.ROOT, timeout=timeout)
+        code, out, err = proc.returncode, proc.stdout, proc.stderr
+    except subprocess.TimeoutExpired as e:
+        code, out, err = -9, e.stdout or b"", (e.stderr or b"") + f"\n(killed after {timeout} s)".encode()
+    seconds = round(time.monotonic() - started, 3)
     results, problem = None, None
     who = "nvbench" if nvbench else "the lesson"
     if not json_path.exists():
@@ -102,7 +96,7 @@ def _run_copy(binary: Path, args: list[str], tmp: Path, timeout: int = 3600, nvb
                 results, problem = None, "the lesson's --json output is not an object"
         except (StrictJSONError, UnicodeDecodeError) as e:
             results, problem = None, f"the lesson's --json output is not strict JSON: {e}"
-    return {"sha256": sha, "exit_code": code, "duration_s": seconds, "stdout": out, "stderr": err,
+    return {"sha256": sha, "exit_code": code, "duration_s": seconds, "stdout": _text(out), "stderr": _text(err),
             "results": results, "results_error": problem}
 
 
@@ -134,8 +128,7 @@ def _profile(lesson: Lesson, binary: Path, tmp: Path) -> dict:
 def _nvbench(lesson: Lesson, build: Path, wanted: bool) -> dict | None:
     """The lesson's nvbench benchmarks, run after its own program on the
     same GPU with lesson.toml [nvbench] args (None where it declares none)."""
-    declared = bool(lesson.info.nvbench) or bool(lesson.nvbench_target)
-    if not declared:
+    if not (lesson.info.nvbench or lesson.nvbench_target):
         return None
     if not wanted:
         return {"skipped": "--no-nvbench"}
