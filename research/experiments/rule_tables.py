@@ -72,7 +72,7 @@ def words(rec: dict, widened: bool = False) -> dict:
 
 
 def agree(a: dict, b: dict) -> replication.Agreement:
-    """replication.compare of two records, from their cached words."""
+    """replication.agreement of two records, from their cached words."""
     return replication.agreement(words(a), words(b))
 
 

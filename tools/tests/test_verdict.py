@@ -309,7 +309,7 @@ def test_two_records_words_are_sorted_into_agree_contradict_and_undecided():
     noisy = [1.0 + 0.05 * ((i * 7919) % 13 - 6) / 6 for i in range(40)]
     one = results({"x": (fast, slow), "y": (same, same), "z": (fast, slow), "w": (fast, slow)})
     two = results({"x": (fast, slow), "y": (fast, slow), "z": (noisy, [1.03 * v for v in noisy])})
-    got = replication.compare(one, two)
+    got = replication.agreement(replication.pair_words(one), replication.pair_words(two))
     assert [k[0] for k, *_ in got.agree] == ["x"]
     assert [(k[0], a, b) for k, a, b in got.contradict] == [("y", cmp.SAME, cmp.FASTER)]
     assert [k[0] for k, *_ in got.undecided] == ["z"] and got.missing == 1

@@ -35,10 +35,8 @@ UNVERIFIED_SOURCE_RE = re.compile(r"^\s*//\s*UNVERIFIED:", re.MULTILINE)
 
 
 def _cc_tuple(cc) -> tuple[int, int] | None:
-    if not isinstance(cc, str) or not re.fullmatch(r"\d+\.\d+", cc):
-        return None
-    a, b = cc.split(".")
-    return int(a), int(b)
+    m = re.fullmatch(r"(\d+)\.(\d+)", cc) if isinstance(cc, str) else None
+    return (int(m[1]), int(m[2])) if m else None
 
 
 def record_problems(lesson: Lesson, rec: dict, for_promotion: bool = True) -> list[str]:
@@ -181,7 +179,6 @@ def set_problems(recs: list[tuple[str, dict]]) -> list[str]:
 def promote(lesson: Lesson, tags, by: str, key: Path, base: Path | None = None, say=print) -> dict:
     """Promotes the records `tags` (one build, each on its own GPU) as one
     set, the first the one the page's numbers come from."""
-    tags = [tags] if isinstance(tags, str) else list(tags)
     by = (by or "").strip()
     if not by or len(by) > 100 or any(c in by for c in "\n\r\t"):
         raise UsageError("--by needs the reviewer's name (one line, at most 100 characters)")

@@ -5,6 +5,7 @@ or exit 4 naming the file."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from ..errors import Diagnostic, EvidenceError, display_path
@@ -41,14 +42,11 @@ def confined_record(entry_record: str, lesson_target: str, base: Path | None = N
     before records were stored as <tag>.json.bz2 names <tag>.json or
     <tag>.json.gz: the same record (its digest is over the decoded record)."""
     base = Path(base or evidence_dir())
-    folder = (base / "records" / lesson_target).resolve()
+    wrong = f"not a record of {lesson_target} (expected records/{lesson_target}/TAG{SUFFIX})"
     if not isinstance(entry_record, str):
-        raise EvidenceError(f"{entry_record!r}: not a record of {lesson_target} (expected records/{lesson_target}/TAG{SUFFIX})")
-    if entry_record.endswith(".json.gz"):
-        entry_record = entry_record[: -len(".gz")]
-    if entry_record.endswith(".json"):
-        entry_record += SUFFIX[len(".json"):]
+        raise EvidenceError(f"{entry_record!r}: {wrong}")
+    entry_record = re.sub(r"\.json(?:\.gz)?\Z", SUFFIX, entry_record)
     p = (base / entry_record).resolve()
-    if p.parent != folder or not p.name.endswith(SUFFIX):
-        raise EvidenceError(f"{entry_record}: not a record of {lesson_target} (expected records/{lesson_target}/TAG{SUFFIX})")
+    if p.parent != (base / "records" / lesson_target).resolve() or not p.name.endswith(SUFFIX):
+        raise EvidenceError(f"{entry_record}: {wrong}")
     return p

@@ -29,10 +29,8 @@ def entry_records(entry: dict) -> list[tuple[str, str | None, str | None, str | 
 def _tagged(reason: str, tag: str) -> str:
     """A reason with the record's tag after its kind ('stale: TAG: ...'),
     so that a set's reasons say which record each is about."""
-    for kind in ("stale: ", "altered: "):
-        if reason.startswith(kind):
-            return kind + tag + reason[len(kind):]
-    return tag + reason
+    kind = next((k for k in ("stale: ", "altered: ") if reason.startswith(k)), "")
+    return kind + tag + reason[len(kind):]
 
 
 def state_of(lesson: Lesson, base: Path | None = None, signature: bool = True) -> LessonState:

@@ -13,8 +13,8 @@ lesson's.
 
 from __future__ import annotations
 
+import contextlib
 import csv
-import io
 import re
 import shutil
 import subprocess
@@ -43,20 +43,16 @@ def command(ncu: str, metrics: list[str], binary: str, args: list[str], json_pat
 
 def _number(text: str):
     t = text.replace(",", "").strip()
-    try:
-        return int(t)
-    except ValueError:
-        try:
-            return float(t)
-        except ValueError:
-            return None
+    for kind in (int, float):
+        with contextlib.suppress(ValueError):
+            return kind(t)
+    return None
 
 
 def parse_csv(text: str, metrics: list[str]) -> list[dict]:
     """Every kernel ncu reported, in launch order: name, grid, block and
     the declared metrics (numbers)."""
-    lines = [l for l in text.splitlines() if l.startswith('"')]
-    rows = list(csv.reader(io.StringIO("\n".join(lines))))
+    rows = list(csv.reader(l for l in text.splitlines() if l.startswith('"')))
     if len(rows) < 2 or "ID" not in rows[0]:
         return []
     header = rows[0]

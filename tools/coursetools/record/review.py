@@ -63,11 +63,6 @@ def _count_errors(text: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def _first_cuda_error(text: str) -> str | None:
-    m = re.search(r"(cudaError\w+)", text)
-    return m.group(1) if m else None
-
-
 # Exits that mean the program never ran its kernels: the shell could not
 # run it (126) or find it (127), or the lesson waived (2: no suitable GPU).
 NOT_STARTED = (2, 126, 127)
@@ -135,8 +130,9 @@ def run(build: Path, logs: Path, say=print, only: list[str] | None = None) -> di
                 code, text = _sh([variant, *neg["args"], "--json", str(out_json)],
                                  logs / f"{lesson.target}-negative-{k}.log")
                 rows = program_rows(out_json)
+            error = re.search(r"cudaError\w+", text)
             fields = {"lesson": lesson.target, "target": target, "args": list(neg["args"]), "expect": neg["expect"],
-                      "exit_code": code, "cuda_error": _first_cuda_error(text), "rows": rows}
+                      "exit_code": code, "cuda_error": error and error[0], "rows": rows}
             if not _started(text, lesson.target, code):
                 step(f"{target}: did not start", False, detail=f"exit {code}: the program never reached its GPU "
                      "work, so no fault of its kernels can be caught here", **fields)

@@ -68,11 +68,9 @@ def _rows(results: dict, shown: str) -> tuple:
         samples = row.get("samples_ms")
         if not isinstance(samples, list) or not samples:
             continue  # derived rows and untimed rows: nothing to compare
-        for k in _ID_FIELDS:
-            if k in row:
-                bad = _field_problem(k, row[k])
-                if bad:
-                    raise UsageError(Diagnostic(shown, 0, 0, f"rows[{i}]: {bad}"))
+        bad = next(filter(None, (_field_problem(k, row[k]) for k in _ID_FIELDS if k in row)), None)
+        if bad:
+            raise UsageError(Diagnostic(shown, 0, 0, f"rows[{i}]: {bad}"))
         if len(samples) > MAX_SAMPLES:
             raise UsageError(Diagnostic(shown, 0, 0, f"rows[{i}] has {len(samples):,} samples; at most "
                                         f"{MAX_SAMPLES:,} a row"))
@@ -94,8 +92,7 @@ def escaped(value) -> str:
     character (an ANSI escape, a carriage return, a newline) written as
     its Python escape, so nothing a file holds can move the cursor or
     rewrite a line already printed."""
-    text = str(value)
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in str(value))
 
 
 def side(label: str, results: dict, shown: str) -> Side:

@@ -47,13 +47,6 @@ class Agreement:
         return len(self.agree) + len(self.contradict) + len(self.undecided)
 
 
-def compare(first: dict, second: dict, keep=lambda d: not store.is_twin_pair(d), widened: bool = False) -> Agreement:
-    """How the two records' words relate, pair by pair (`first`, `second`:
-    the records' results; `widened`: each at its own margins, as pages
-    state words)."""
-    return agreement(pair_words(first, keep, widened), pair_words(second, keep, widened))
-
-
 def agreement(one: dict, two: dict) -> Agreement:
     """How two records' words (pair_words of each) relate, pair by pair."""
     out = Agreement(missing=len(set(one) ^ set(two)))
