@@ -114,7 +114,8 @@ def test_a_review_of_one_lesson_builds_and_runs_that_lesson_alone(tmp_path, monk
         review.run(tmp_path / "build", tmp_path / "logs", say=lambda s: None, only=["day33_three"])
 
 
-@pytest.mark.parametrize("output", ["[1, 2]", '"rows"', '{"rows": {"a": 1}}', '{"rows": [1, {"k": 2}, null]}'])
+@pytest.mark.parametrize("output", ["[1, 2]", '"rows"', '{"rows": {"a": 1}}',
+                                    '{"rows": [1, {"k": 2}, null]}'])
 def test_a_review_keeps_only_the_row_objects_a_negative_build_wrote(tmp_path, monkeypatch, output):
     """A negative build's --json output is the program's, of any shape:
     the review keeps the objects of its 'rows' list, never a traceback."""

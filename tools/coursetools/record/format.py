@@ -99,11 +99,10 @@ def _lines(x, depth: int) -> str:
         return one(x)
     pad = "\n" + " " * (depth + 1)
     if isinstance(x, dict):
-        items = [one(k) + ":" + _lines(v, depth + 1) for k, v in sorted(x.items())]
+        items, ends = [one(k) + ":" + _lines(v, depth + 1) for k, v in sorted(x.items())], "{}"
     else:
-        items = [_lines(v, depth + 1) for v in x]
-    open_, close = ("{", "}") if isinstance(x, dict) else ("[", "]")
-    return open_ + pad + ("," + pad).join(items) + "\n" + " " * depth + close
+        items, ends = [_lines(v, depth + 1) for v in x], "[]"
+    return ends[0] + pad + ("," + pad).join(items) + "\n" + " " * depth + ends[1]
 
 
 def encode(rec: dict) -> bytes:

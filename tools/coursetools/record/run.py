@@ -96,8 +96,8 @@ def _run_copy(binary: Path, args: list[str], tmp: Path, timeout: int = 3600, nvb
                 results, problem = None, "the lesson's --json output is not an object"
         except (StrictJSONError, UnicodeDecodeError) as e:
             results, problem = None, f"the lesson's --json output is not strict JSON: {e}"
-    return {"sha256": sha, "exit_code": code, "duration_s": seconds, "stdout": _text(out), "stderr": _text(err),
-            "results": results, "results_error": problem}
+    return {"sha256": sha, "exit_code": code, "duration_s": seconds, "stdout": _text(out),
+            "stderr": _text(err), "results": results, "results_error": problem}
 
 
 def _profile(lesson: Lesson, binary: Path, tmp: Path) -> dict:
