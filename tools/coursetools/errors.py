@@ -82,6 +82,14 @@ def display_path(path: str | os.PathLike) -> str:
     return p if rel.startswith("..") else rel
 
 
+def escaped(value) -> str:
+    """A string from a run, as the terminal is shown it: every control
+    character (an ANSI escape, a carriage return, a newline) written as
+    its Python escape, so nothing a file holds can move the cursor or
+    rewrite a line already printed."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in str(value))
+
+
 MAX_REPORTED = 50
 
 

@@ -746,6 +746,23 @@ def test_a_promotion_naming_a_record_by_a_number_exits_4_with_one_line(course, t
     assert f"3: not a record of {lesson}" in r.err, r.err
 
 
+
+def test_a_promotion_naming_a_record_with_a_newline_is_one_line(course, tmp_path, monkeypatch):
+    """A set's record name holding a newline or an escape cannot forge a
+    second line of the error: it is shown with its escapes."""
+    import json
+    import shutil
+    evidence = tmp_path / "evidence"
+    shutil.copytree(TOOLS.parent / "evidence", evidence)
+    promoted = json.loads((evidence / "promoted.json").read_text())
+    lesson = sorted(promoted["promoted"])[0]
+    promoted["promoted"][lesson]["records"][-1] = "x\ncourse: error: forged\x1b[2K.json.bz2"
+    (evidence / "promoted.json").write_text(json.dumps(promoted))
+    monkeypatch.setenv("COURSE_EVIDENCE_DIR", str(evidence))
+    r = course("evidence", "verify")
+    one_line_error(r, 4)
+    assert "x\\ncourse: error: forged\\x1b[2K" in r.err, r.err
+
 def test_add_reviewer_names_an_allowed_signers_file_that_is_not_utf8(course, page_repo, tmp_path):
     root, _ = page_repo
     write(root / "evidence" / "allowed_signers", b"\xff\xfe not text\n")

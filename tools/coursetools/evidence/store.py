@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..errors import Diagnostic, EvidenceError, display_path
+from ..errors import Diagnostic, EvidenceError, display_path, escaped
 from ..record.format import SUFFIX, evidence_dir
 from ..record.strictjson import load_json
 
@@ -48,5 +48,5 @@ def confined_record(entry_record: str, lesson_target: str, base: Path | None = N
     entry_record = re.sub(r"\.json(?:\.gz)?\Z", SUFFIX, entry_record)
     p = (base / entry_record).resolve()
     if p.parent != (base / "records" / lesson_target).resolve() or not p.name.endswith(SUFFIX):
-        raise EvidenceError(f"{entry_record}: {wrong}")
+        raise EvidenceError(f"{escaped(entry_record)}: {wrong}")
     return p

@@ -8,7 +8,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from ..evidence.state import LessonState
-from ..rule.carry import escaped
+from ..errors import escaped
 from . import plots
 from . import claims
 from .formats import number as number_format

@@ -17,7 +17,7 @@ import math
 from collections import Counter
 from statistics import NormalDist
 
-from ..errors import Diagnostic, UsageError, display_path
+from ..errors import Diagnostic, UsageError, display_path, escaped
 from ..sources.manifest import Lesson
 from . import resolution
 from . import verdict as rule
@@ -85,14 +85,6 @@ def _rows(results: dict, shown: str) -> tuple:
         seen[ident] = i
         out.append(row)
     return tuple(out)
-
-
-def escaped(value) -> str:
-    """A string from a run, as the terminal is shown it: every control
-    character (an ANSI escape, a carriage return, a newline) written as
-    its Python escape, so nothing a file holds can move the cursor or
-    rewrite a line already printed."""
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in str(value))
 
 
 def side(label: str, results: dict, shown: str) -> Side:
