@@ -712,6 +712,22 @@ def test_an_expectation_naming_a_newer_instruction_applies_only_to_machine_code_
     assert sass.needs_arch("PREEXIT|LDG") == 90
 
 
+def test_a_function_whose_signature_has_an_odd_shape_is_no_kernel_not_a_traceback(monkeypatch, tmp_path):
+    """A binary's function demangled to an unexpected shape (empty, only a
+    template, ending in '::') matches no kernel: the one-line error, never
+    an IndexError."""
+    from coursetools.binaries import sass
+    from coursetools.errors import SourceError
+    odd = {"_Zodd1": "", "_Zodd2": "<int>", "_Zodd3": "void ns::", "_Zodd4": "void ns::(int)", "_Zodd5": " "}
+    monkeypatch.setattr(sass, "_demangled", lambda names: {n: odd[n] for n in names})
+    fns = {name: ["LDS R1"] for name in odd}
+    assert sass.kernels_named(fns, "reduce") == [] and sass.instances(fns, "reduce") == []
+    monkeypatch.setattr(sass, "dump", lambda binary, arch=None: fns)
+    with pytest.raises(SourceError, match="no kernel reduce<int> in the SASS") as e:
+        sass.excerpt(tmp_path / "day99_fake", "reduce<int>", 8)
+    assert "\n" not in str(e.value)
+
+
 def test_a_manifest_older_than_a_lessons_build_file_or_missing_a_day_names_the_command(in_tmp):
     import json as _json
     import os

@@ -61,7 +61,8 @@ def _base_name(signature: str) -> str:
         depth += (ch == "<") - (ch == ">")
         if depth == 0 and ch not in "<>":
             name += ch
-    return name.split("::")[-1].split()[-1] if name.split() else name
+    words = name.split("::")[-1].split()  # none: a signature of no shape a compiler writes
+    return words[-1] if words else ""
 
 
 def _template_args(signature: str) -> list[str] | None:
