@@ -81,11 +81,7 @@ def _template_args(signature: str) -> list[str] | None:
                 break
         elif not (depth == 1 and ch == "<"):
             cur += ch
-    return [_plain_arg(a) for a in args]
-
-
-def _plain_arg(arg: str) -> str:
-    return re.sub(r"\b(\d+)[uUlL]+\b", r"\1", "".join(arg.split()))
+    return [re.sub(r"\b(\d+)[uUlL]+\b", r"\1", "".join(a.split())) for a in args]
 
 
 def _casts(enums: dict[str, int] | None) -> dict[str, str]:
@@ -150,13 +146,6 @@ def _dump_of(key: str, sha: str, binary: Path, arch: int | None = None) -> dict[
     if isinstance(saved, list) and len(saved) == 2 and saved[0] == sha and isinstance(saved[1], dict) \
             and all(isinstance(v, list) and all(isinstance(i, str) for i in v) for v in saved[1].values()):
         return saved[1]  # else not a dump (a memo written by other code, or by hand): read again
-    functions = _dump_now(binary, arch)
-    memo.put(key, [sha, functions])
-    memo.save()
-    return functions
-
-
-def _dump_now(binary: Path, arch: int | None = None) -> dict[str, list[str]]:
     env = dict(os.environ)
     env["PATH"] = str(Path(_tool("nvdisasm")).parent) + os.pathsep + env.get("PATH", "")
     only = ["--gpu-architecture", f"sm_{arch}"] if arch else []
@@ -172,6 +161,8 @@ def _dump_now(binary: Path, arch: int | None = None) -> dict[str, list[str]]:
             functions[current] = []
         elif current and (m := re.match(r"\s+/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;?\s*(/\*.*)?$", line)):
             functions[current].append(m.group(2).rstrip(" ;"))
+    memo.put(key, [sha, functions])
+    memo.save()
     return functions
 
 
@@ -221,9 +212,8 @@ def _matches(jobs: list[tuple[str, str]]) -> tuple[list[bool], int | None]:
         out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
         proc = None
     done = [line == "1" for line in out.split()]
-    if proc is None or proc.returncode != 0 or len(done) < len(jobs):
-        return done, len(done)  # killed at its CPU limit (SIGXCPU) inside job len(done)
-    return done, None
+    # killed at its CPU limit (SIGXCPU) inside job len(done)
+    return done, len(done) if proc is None or proc.returncode != 0 or len(done) < len(jobs) else None
 
 
 # Instructions only machine code for 9.0 and newer holds (programmatic
