@@ -21,8 +21,15 @@ def _line(text: str, pos: int) -> int:
     return text.count("\n", 0, pos) + 1
 
 
-_CMAKE_BRACKET_OPEN = re.compile(r"\[(=*)\[")
-_CMAKE_UNQUOTED = re.compile(r'(?:[^\s()#"\\]|\\.)+', re.S)
+# One match a piece (cmake-language(7)): whitespace, a bracket comment, a
+# line comment, a token, or a bracket, quote or backslash that never closes.
+_CMAKE = re.compile(r"""
+    \s+ | \#\[(?P<c>=*)\[.*?\](?P=c)\] | (?P<comment>\#\[=*\[) | \#[^\n]*
+  | (?P<tok>[()] | "(?:[^"\\]|\\.)*" | \[(?P<b>=*)\[.*?\](?P=b)\] | (?!\[=*\[)(?:[^\s()#"\\]|\\.)+)
+  | (?P<quoted>") | (?P<argument>\[=*\[) | (?P<backslash>\\)
+""", re.S | re.X)
+_NEVER_CLOSED = {"comment": "a bracket comment that never closes", "quoted": "a quoted argument that never closes",
+                 "argument": "a bracket argument that never closes", "backslash": "a backslash with nothing after it"}
 
 
 def cmake_tokens(text: str) -> list[str]:
@@ -30,87 +37,39 @@ def cmake_tokens(text: str) -> list[str]:
     return [tok for tok, _ in cmake_tokens_at(text)]
 
 
-def _line_end(text: str, i: int) -> int:
-    j = text.find("\n", i)
-    return len(text) if j < 0 else j
-
-
-def _bracket_end(text: str, i: int, m: re.Match, what: str) -> int:
-    """Where the bracket comment or argument at `i` (`m` its opening) ends."""
-    close = "]" + m.group(1) + "]"
-    end = text.find(close, m.end())
-    if end < 0:
-        raise Unreadable(f"a bracket {what} that never closes", _line(text, i))
-    return end + len(close)
-
-
 def cmake_tokens_at(text: str) -> list[tuple[str, int]]:
     """cmake_tokens(), each with its line. Two arguments with nothing
     between them (`set(archs"${min}")`) are one to CMake's parser, so one
     token here too."""
     out: list[tuple[str, int]] = []
-    ends: list[int] = []  # where each token of `out` ends
-    i, n = 0, len(text)
-
-    def emit(tok: str, start: int) -> None:
-        if out and ends[-1] == start and tok not in "()" and out[-1][0] not in "()":
+    end = -1  # where the last token of `out` ends
+    for m in _CMAKE.finditer(text):
+        if m.lastgroup in _NEVER_CLOSED:
+            raise Unreadable(_NEVER_CLOSED[m.lastgroup], _line(text, m.start()))
+        tok = m.group("tok")
+        if tok is None:
+            continue
+        if end == m.start() and tok not in "()" and out[-1][0] not in "()":
             out[-1] = (out[-1][0] + tok, out[-1][1])
-            ends[-1] = start + len(tok)
-            return
-        out.append((tok, _line(text, start)))
-        ends.append(start + len(tok))
-
-    while i < n:
-        c = text[i]
-        if c.isspace():
-            i += 1
-        elif c == "#":
-            m = _CMAKE_BRACKET_OPEN.match(text, i + 1)
-            i = _bracket_end(text, i, m, "comment") if m else _line_end(text, i)
-        elif c in "()":
-            emit(c, i)
-            i += 1
-        elif c == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            if j >= n:
-                raise Unreadable("a quoted argument that never closes", _line(text, i))
-            emit(text[i:j + 1], i)
-            i = j + 1
-        elif (m := _CMAKE_BRACKET_OPEN.match(text, i)) is not None:
-            end = _bracket_end(text, i, m, "argument")
-            emit(text[i:end], i)
-            i = end
         else:
-            m = _CMAKE_UNQUOTED.match(text, i)
-            if m is None:  # a lone backslash at the very end
-                raise Unreadable("a backslash with nothing after it", _line(text, i))
-            emit(m.group(0), i)
-            i = m.end()
+            out.append((tok, _line(text, m.start())))
+        end = m.end()
     return out
 
 
-_TOML_STRING = re.compile(r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'', re.S)
-_TOML_PUNCT = re.compile(r"[\[\]{}=,]|[^\s\[\]{}=,\"'#]+")
+_TOML_STRING = r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\''
+_TOML = re.compile(r"\s+|#[^\n]*|(?P<tok>" + _TOML_STRING + r"""|[\[\]{}=,]|[^\s\[\]{}=,"'#]+)|(?P<open>["'])""",
+                   re.S)
 
 
 def toml_tokens(text: str) -> list[str]:
     """TOML's tokens: the four string forms whole, `#` comments dropped."""
     out: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c.isspace():
-            i += 1
-        elif c == "#":
-            i = _line_end(text, i)
-        else:  # _TOML_PUNCT matches whatever else comes
-            m = (_TOML_STRING if c in "\"'" else _TOML_PUNCT).match(text, i)
-            if m is None:
-                raise Unreadable("a string that never closes", _line(text, i))
-            out.append(m.group(0))
-            i = m.end()
+    for m in _TOML.finditer(text):
+        if m.lastgroup == "open":
+            raise Unreadable("a string that never closes", _line(text, m.start()))
+        if m.group("tok") is not None:
+            out.append(m.group("tok"))
     return out
 
 
