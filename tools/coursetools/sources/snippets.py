@@ -36,6 +36,7 @@ CLOSE_RE = re.compile(r"^(?P<indent>[ \t]*)// end snippet(?:: (?P<name>" + NAME_
 # its opener: an optional "end", then a word close to "snippet". Anchored
 # at the comment's start, so the scan is linear.
 SUSPECT_RE = re.compile(r"(?P<end>end[\s_-]*)?(?P<word>[A-Za-z]{5,9})\b\s*(?P<colon>:?)", re.IGNORECASE)
+IN_BLOCK = "inside a /* */ comment"
 EXPECTED = ("expected a whole-line '// snippet: NAME' or '// end snippet' "
             "(NAME: lower-case letters, digits, hyphens)")
 
@@ -48,13 +49,6 @@ def _edit_distance(a: str, b: str) -> int:
             cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
         prev = cur
     return prev[-1]
-
-
-def _looks_like_snippet(word: str, colon: bool) -> bool:
-    """'snippet' in any case; a near spelling ('snipet') when a ':' follows
-    it, as it would in a marker."""
-    w = word.lower()
-    return w == "snippet" or (colon and _edit_distance(w, "snippet") <= 2)
 
 
 @dataclasses.dataclass
@@ -121,15 +115,17 @@ def _strip_indent(line: str, width: int) -> str:
     return line[width:]
 
 
-def _suspect(text: str, col: int, where: str, line_text: str) -> tuple[int, str] | None:
-    """A diagnostic when comment text (after its opener) names a snippet."""
+def _suspect(text: str, col: int, line_text: str, misplaced: str = "") -> tuple[int, str] | None:
+    """A diagnostic when comment text (after its opener) names a snippet;
+    `misplaced`: where a marker cannot be (a /* */ comment, after code)."""
     m = SUSPECT_RE.match(text)
-    if m is None or not _looks_like_snippet(m.group("word"), bool(m.group("colon"))):
+    # 'snippet' in any case; a near spelling ('snipet') when a ':' follows
+    # it, as it would in a marker.
+    w = m and m.group("word").lower()
+    if m is None or not (w == "snippet" or (m.group("colon") and _edit_distance(w, "snippet") <= 2)):
         return None
-    if where == "block":
-        return col, f"snippet marker inside a /* */ comment is not a marker; {EXPECTED}"
-    if where == "after-code":
-        return col, f"snippet marker after code on the same line is not a marker; {EXPECTED}"
+    if misplaced:
+        return col, f"snippet marker {misplaced} is not a marker; {EXPECTED}"
     rest = line_text.strip()
     word = m.group("word")
     if word != "snippet":
@@ -186,10 +182,7 @@ def parse_source(path: str, data: bytes) -> tuple[list[Snippet], list[Diagnostic
     if text is None:
         return [], diags
     text = text.replace("\r\n", "\n")
-    raw_lines = text.split("\n")
-    if raw_lines and raw_lines[-1] == "":
-        raw_lines.pop()
-    lines = [ln[:-1] if ln.endswith("\r") else ln for ln in raw_lines]
+    lines = [ln.removesuffix("\r") for ln in text.removesuffix("\n").split("\n")]
     inside, comments, code_lines = _classify(text)
 
     snippets: list[Snippet] = []
@@ -200,7 +193,7 @@ def parse_source(path: str, data: bytes) -> tuple[list[Snippet], list[Diagnostic
             if inside[n] == "block":
                 stripped = line.lstrip(" \t")
                 body = stripped.lstrip("*").lstrip() if stripped.startswith("*") else stripped
-                problem = _suspect(body, len(line) - len(stripped) + 1, "block", line)
+                problem = _suspect(body, len(line) - len(stripped) + 1, line, IN_BLOCK)
         else:
             line_comments = comments.get(n, [])
             whole_line = (n not in code_lines and len(line_comments) == 1 and line_comments[0].kind == "line_comment")
@@ -222,12 +215,12 @@ def parse_source(path: str, data: bytes) -> tuple[list[Snippet], list[Diagnostic
                 continue
             for tok in line_comments:
                 if tok.kind == "line_comment":
-                    where = "whole" if whole_line else "after-code"
+                    misplaced = "" if whole_line else "after code on the same line"
                     body = tok.text.lstrip("/").lstrip()
                 else:
-                    where = "block"
+                    misplaced = IN_BLOCK
                     body = tok.text.split("\n", 1)[0][2:].lstrip("*").lstrip()
-                problem = _suspect(body, tok.col, where, line)
+                problem = _suspect(body, tok.col, line, misplaced)
                 if problem:
                     break
         if problem is not None:
@@ -255,23 +248,18 @@ def _close(path, n, m_close, stack, snippets, diags) -> None:
                                 f"'{top.name}' (opened at line {top.line}); expected '// end snippet: {top.name}'"))
         return
     stack.pop()
-    _finish(path, top, snippets, diags)
-
-
-def _finish(path: str, region: _Open, out: list[Snippet], diags: list[Diagnostic]) -> None:
-    if not any(s.strip() for _, s in region.content):
-        diags.append(Diagnostic(path, region.line, region.col, f"snippet '{region.name}' is empty; "
+    if not any(s.strip() for _, s in top.content):
+        diags.append(Diagnostic(path, top.line, top.col, f"snippet '{top.name}' is empty; "
                                 "expected at least one line of code between its markers"))
         return
-    lines = _dedent(path, region.content, diags)
+    lines = _dedent(path, top.content, diags)
     if lines is None:
         return
     # Leading and trailing blank lines carry nothing into a page.
     kept = [k for k, s in enumerate(lines) if s.strip()]
     first, last = kept[0], kept[-1]
-    out.append(Snippet(name=region.name, path=path, start=region.content[first][0],
-                       end=region.content[last][0], open_line=region.line,
-                       lines=lines[first:last + 1]))
+    snippets.append(Snippet(name=top.name, path=path, start=top.content[first][0], end=top.content[last][0],
+                            open_line=top.line, lines=lines[first:last + 1]))
 
 
 def extract(paths: list[str], root: Path) -> tuple[list[Snippet], list[Diagnostic]]:
