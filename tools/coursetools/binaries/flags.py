@@ -61,6 +61,7 @@ def compile_extras(lesson: Lesson, build: Path, root: Path | None = None) -> lis
     extras: list[str] = []
     sources = {str(root / s) for s in lesson.sources}
     want = {_gencode(a) for a in lesson.architectures}
+    own = (f"-DCOURSE_MIN_CC={lesson.min_cc.replace('.', '')}", f"-DCOURSE_LESSON={lesson.target}")
     for entry in mine:
         try:
             tokens = shlex.split(entry["command"])
@@ -79,23 +80,17 @@ def compile_extras(lesson: Lesson, build: Path, root: Path | None = None) -> lis
         directory = Path(str(entry.get("directory", "")))
         i = 1
         while i < len(tokens):
-            t = tokens[i]
-            nxt = tokens[i + 1] if i + 1 < len(tokens) else None
-            if t in ALONE or GENCODE_RE.fullmatch(t) or t in (f"-DCOURSE_MIN_CC={lesson.min_cc.replace('.', '')}",
-                                                               f"-DCOURSE_LESSON={lesson.target}"):
-                i += 1
-            elif t in PAIRS and nxt in PAIRS[t]:
-                i += 2
+            t, nxt = tokens[i], (tokens[i + 1] if i + 1 < len(tokens) else None)
+            i += 1
+            if t in ALONE or GENCODE_RE.fullmatch(t) or t in own or (t in sources and t == entry.get("file")):
+                continue
+            if (t in PAIRS and nxt in PAIRS[t]) or (t == "-o" and nxt and nxt.startswith(marker)):
+                i += 1  # and its argument
             elif t == "--options-file" and nxt:
                 extras += _include_problems(directory / nxt, cuda_root, root)
-                i += 2
-            elif t == "-o" and nxt and nxt.startswith(marker):
-                i += 2
-            elif t in sources and t == entry.get("file"):
                 i += 1
             else:
                 extras.append(t)
-                i += 1
     return extras
 
 
@@ -224,14 +219,6 @@ GENERATED_INPUT_RE = re.compile(r"CMakeCache\.txt"
 LESSON_BUILD_FILE_RE = re.compile(r"lessons/[^/]+/CMakeLists\.txt")
 
 
-def _quoted_list(text: str, name: str) -> list[str] | None:
-    """The quoted arguments of `set(NAME ...)`, unescaped (None: no such set())."""
-    m = re.search(r"^set\(" + re.escape(name) + r"\n(.*?)^  \)", text, re.M | re.S)
-    if not m:
-        return None
-    return [re.sub(r"\\(.)", r"\1", q) for q in re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(1))]
-
-
 def configure_problems(build: Path, root: Path | None = None) -> list[str]:
     """Every file the configure step read (CMAKE_MAKEFILE_DEPENDS) must be
     CMake's own or one the sources digest covers: a CMake file read from
@@ -246,12 +233,15 @@ def configure_problems(build: Path, root: Path | None = None) -> list[str]:
         return []
     covered = set(digest.build_files(root))
     try:
-        inputs = _quoted_list(make.read_text(encoding="utf-8"), "CMAKE_MAKEFILE_DEPENDS")
+        made = make.read_text(encoding="utf-8")
+        listed = re.search(r"^set\(CMAKE_MAKEFILE_DEPENDS\n(.*?)^  \)", made, re.M | re.S)
         cache = (build / "CMakeCache.txt").read_text(encoding="utf-8", errors="replace")
     except (OSError, UnicodeDecodeError) as e:
         return [f"{make}: cannot read the configure step's inputs ({e})"]
-    if inputs is None:
+    if not listed:
         return [f"{make}: no list of the configure step's inputs (CMAKE_MAKEFILE_DEPENDS); configure again"]
+    # set()'s quoted arguments, unescaped
+    inputs = [re.sub(r"\\(.)", r"\1", q) for q in re.findall(r'"((?:[^"\\]|\\.)*)"', listed.group(1))]
     m = re.search(r"^CMAKE_ROOT:INTERNAL=(.*)$", cache, re.M)
     cmake_root = Path(m.group(1)).resolve() if m else None
     # The tools' own CMake files are read only where the tools are on
