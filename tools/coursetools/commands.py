@@ -164,7 +164,7 @@ def cmd_standalone(args) -> None:
     from .sources import standalone
 
     out = Path(args.output)
-    files = standalone.standalone_files(manifest.load())
+    files = {f"{l.target}.cu": standalone.standalone_text(l) for l in manifest.load()}
     if args.check:
         _check_or_write({out / n: t for n, t in files.items()}, True, f"tools/course standalone -o {display_path(out)}")
         print(f"standalone: {display_path(out)} is up to date")

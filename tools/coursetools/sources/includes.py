@@ -51,13 +51,6 @@ def _under(path: Path, real_root: Path) -> str | None:
         return None
 
 
-def _inside(path: Path, root: Path) -> str | None:
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except (ValueError, OSError, RuntimeError):
-        return None
-
-
 # What reads a file without #include, which neither the digest nor the
 # dependency file would name (.incbin, #embed, __has_include, whose answer
 # a file's existence changes); and what makes a comment, a blank line or a
@@ -96,8 +89,9 @@ def includes_of(rel: str, text: str, root: Path) -> list[str]:
             [here / name, root / "common" / name] if quoted else [root / "common" / name])
         for cand in candidates:
             if cand.is_file():
-                inside = _inside(cand, root)
-                if inside is None:
+                try:
+                    inside = cand.resolve().relative_to(root.resolve()).as_posix()
+                except (ValueError, OSError, RuntimeError):
                     line = text.count("\n", 0, m.start()) + 1
                     raise SourceError(Diagnostic(rel, line, 0, f"#include of {name} reaches {cand.resolve()}, outside "
                                                  "the repository: a record cannot vouch for it; keep included files "
@@ -118,8 +112,6 @@ def followed(start, root: Path) -> set[str]:
         if rel in seen:
             continue
         seen.add(rel)
-        if not (root / rel).is_file():
-            continue
         try:
             data = read_source(root / rel, root)
         except SourceError:

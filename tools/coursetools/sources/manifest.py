@@ -200,13 +200,9 @@ def load(path: Path | None = None) -> list[Lesson]:
         libs = "".join(f" -l{x}" for x in d.get("libraries", []))  # after the sources, as a linker reads them
         command = f"nvcc {flags} -I common -o {d['target']} {' '.join(d['sources'])}{libs}"
         lessons.append(Lesson(
-            target=d["target"], day=int(d["day"]), topic=d["topic"], dir=d["dir"],
-            min_cc=d["min_cc"], sources=tuple(d["sources"]), binary=d["binary"],
-            compile_command=command, build_command=d["build_command"], run_command=d["run_command"],
-            nvcc_flags=flags, test_args=tuple(d.get("test_args", [])),
-            built=bool(d.get("built", True)), libraries=tuple(d.get("libraries", [])),
-            extra_flags=tuple(d.get("extra_flags", [])), variants=tuple(d.get("variants", [])),
-            architectures=tuple(d.get("architectures", [])),
+            **{k: d[k] for k, t in _FIELDS.items() if t is str},  # the manifest's strings and lists as they are
+            **{k: tuple(d.get(k, [])) for k in _STRING_LISTS if k != "course_architectures"},
+            day=int(d["day"]), compile_command=command, nvcc_flags=flags, built=bool(d.get("built", True)),
             timeline_target=d.get("timeline_target", ""),
             nvbench_target=str(d.get("nvbench_target", "")),
             info=load_lesson_info(ROOT / d["dir"] / LESSON_FILE, f"{d['dir']}/{LESSON_FILE}",

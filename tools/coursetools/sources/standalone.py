@@ -55,10 +55,6 @@ def standalone_text(lesson: Lesson) -> str:
             + src[m.end() + 1:])
 
 
-def standalone_files(lessons) -> dict[str, str]:
-    return {f"{l.target}.cu": standalone_text(l) for l in lessons}
-
-
 @functools.lru_cache(maxsize=32)  # the shared header, once for every day's link
 def _without_comments(text: str) -> str:
     """`text` without its comments, runs of blank lines closed up."""
