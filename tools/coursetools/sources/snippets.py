@@ -104,15 +104,8 @@ def _dedent(path: str, content: list[tuple[int, str]], diags: list[Diagnostic]) 
                                     "indentation mixes tabs and spaces in the part dedent would strip; "
                                     "expected the same characters on every line of the region"))
             return None
-    return [_strip_indent(s, width) for _, s in content]
-
-
-def _strip_indent(line: str, width: int) -> str:
-    if not line.strip():
-        return ""
-    if line.lstrip().startswith("#"):
-        return line[min(width, len(line) - len(line.lstrip(" \t"))):]
-    return line[width:]
+    # A code line's blanks are `width` or more; a directive's may be fewer.
+    return [s[min(width, len(s) - len(s.lstrip(" \t"))):] if s.strip() else "" for _, s in content]
 
 
 def _suspect(text: str, col: int, line_text: str, misplaced: str = "") -> tuple[int, str] | None:
