@@ -135,13 +135,9 @@ def code_tokens(text: str) -> list[str]:
             in_directive = True
             words = 0
         at_line_start = False
-        if define_at >= 0:
-            if tok.startswith("(") and m.start() == define_at:
-                out[-1] += "("
-                tok = tok[1:]
-            define_at = -1
-            if not tok:
-                continue
+        if tok == "(" and m.start() == define_at:  # right after a #define's name: one token with it
+            out[-1] += "("
+            continue
         append(tok)
         if in_directive:
             words += 1
