@@ -144,8 +144,7 @@ def link_extras(lesson: Lesson, build: Path, cuda_root: Path | None = None) -> l
         tokens = shlex.split(link.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as e:
         return [f"{link}: unreadable ({e})"]
-    if cuda_root is None:
-        cuda_root = _cuda_root(Path(build))
+    cuda_root = cuda_root or _cuda_root(Path(build))
     cuda_real = cuda_root.resolve()
     extras = []
     if not tokens or Path(tokens[0]).name not in LINKERS:
@@ -154,18 +153,16 @@ def link_extras(lesson: Lesson, build: Path, cuda_root: Path | None = None) -> l
     def cuda_path(p: str) -> bool:
         q = Path(p).resolve()
         return q == cuda_real or cuda_real in q.parents or cuda_root in Path(p).parents
-
-    def response(name: str) -> list[str]:
-        try:
-            return shlex.split((Path(build) / lesson.dir / name).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError) as e:
-            return [f"(unreadable {name}: {e})"]
     i = 1
     while i < len(tokens):
         t = tokens[i]
         if t.startswith("@") and t[1:].startswith(f"CMakeFiles/{lesson.target}.dir/"):
             own = {f"CMakeFiles/{lesson.target}.dir/{Path(s).name}.o" for s in lesson.sources}
-            for r in response(t[1:]):  # the objects of its own sources, and no other
+            try:
+                listed = shlex.split((Path(build) / lesson.dir / t[1:]).read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, ValueError) as e:
+                listed = [f"(unreadable {t[1:]}: {e})"]
+            for r in listed:  # the objects of its own sources, and no other
                 if not (r in own or r in LIBS or (r.startswith("/") and cuda_path(r))):
                     extras.append(r)
         elif t == "-o" and i + 1 < len(tokens) and Path(tokens[i + 1]).name == lesson.target:

@@ -174,14 +174,10 @@ def excerpt(binary: Path, kernel: str, max_lines: int, show: list[str] | None = 
     if not found:
         raise SourceError(f"{display_path(binary)}: no kernel {kernel} in the SASS{_known(fns, kernel, enums)}")
     wanted = re.compile("|".join(f"(?:{p})" for p in show)) if show else INTERESTING
-    seen, out = set(), []
-    # Unrolled loops repeat one load many times.
+    shapes: dict[str, str] = {}  # the first instruction of each shape: unrolled loops repeat one load many times
     for l in (l for l in fns[found[0]] if wanted.search(l)):
-        shape = re.sub(r"R\d+|UR\d+|0x[0-9a-f]+|P\d", "_", l)
-        if shape not in seen:
-            seen.add(shape)
-            out.append(l)
-    return out[:max_lines]
+        shapes.setdefault(re.sub(r"R\d+|UR\d+|0x[0-9a-f]+|P\d", "_", l), l)
+    return list(shapes.values())[:max_lines]
 
 
 # The CPU time one lesson's patterns may take: a real expectation takes

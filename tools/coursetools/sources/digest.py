@@ -44,10 +44,7 @@ TOOLS_ONLY = ("CourseVenv", "CourseTools")
 
 
 def _text(data: bytes, shown: str) -> str:
-    text = data.decode("utf-8", errors="surrogateescape")
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    text = text.replace("\r\n", "\n")
+    text = data.decode("utf-8", errors="surrogateescape").removeprefix("\ufeff").replace("\r\n", "\n")
     if "\r" in text:  # the compiler ends a line there; these lexers would not
         line = text.count("\n", 0, text.index("\r")) + 1
         raise SourceError(Diagnostic(shown, line, 0, "a carriage return that does not end a line (the compiler "

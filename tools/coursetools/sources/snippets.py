@@ -74,8 +74,7 @@ class _Open:
 
 
 def decode(path: str, data: bytes) -> tuple[str | None, list[Diagnostic]]:
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
+    data = data.removeprefix(b"\xef\xbb\xbf")
 
     def at(i: int, message: str) -> tuple[None, list[Diagnostic]]:
         line_start = data.rfind(b"\n", 0, i) + 1
