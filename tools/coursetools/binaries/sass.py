@@ -244,7 +244,7 @@ def check_all(lessons) -> tuple[int, int]:
         fns = dump(Path(lesson.binary))
         newest = max(machine_archs(Path(lesson.binary)), default=0)
         where = f"{lesson.dir}/lesson.toml"
-        jobs, names = [], []
+        jobs = []  # (pattern, function, expectation, key, its place): each pattern on each function it names
         enums = constants.enum_values(lesson)
         for i, exp in enumerate(lesson.info.sass):
             found = kernels_named(fns, exp["kernel"], enums)
@@ -255,31 +255,26 @@ def check_all(lessons) -> tuple[int, int]:
                                 f"latencyChase<Chase::RemotePtx>, or a mangled name){_known(fns, exp['kernel'], enums)}")
                 continue
             for key in ("patterns", "absent"):
-                for k, pat in enumerate(exp.get(key, [])):
+                at = f"{where}:{lesson.info.line(f'sass[{i}].{key}')}"
+                for pat in exp.get(key, []):
                     if key == "patterns" and needs_arch(pat) > newest:
                         skipped += 1  # this machine code cannot hold the instruction
                         continue
-                    for fn in found:
-                        jobs.append((pat, "\n".join(fns[fn])))
-                        names.append((i, key, k, exp, fn))
-        hits, hung = _matches(jobs)
-        for n, (i, key, k, exp, fn) in enumerate(names):
-            line = lesson.info.line(f"sass[{i}].{key}")
+                    jobs += [(pat, fn, exp, key, at) for fn in found]
+        hits, hung = _matches([(pat, "\n".join(fns[fn])) for pat, fn, *_ in jobs])
+        for n, (pat, fn, exp, key, at) in enumerate(jobs):
             label = exp["kernel"] if fn == exp["kernel"] else \
                 f"{exp['kernel']} ({spelled(_signatures(fns)[fn], enums)}, {fn})"
-            if hung is not None and n == hung:
-                problems.append(f"{where}:{line}: error: {label}: pattern /{exp[key][k][:60]}/ ran past "
-                                f"{PATTERN_SECONDS} s of CPU time (it backtracks without end); write it without "
-                                "nested repeats")
+            if n == hung:
+                problems.append(f"{at}: error: {label}: pattern /{pat[:60]}/ ran past {PATTERN_SECONDS} s of CPU "
+                                "time (it backtracks without end); write it without nested repeats")
                 break
             if hits[n] == (key == "patterns"):
                 held += 1
-            elif key == "patterns":
-                problems.append(f"{where}:{line}: error: {label}: no instruction matching /{exp[key][k]}/ "
-                                f"({exp.get('why', '')})")
             else:
-                problems.append(f"{where}:{line}: error: {label}: an instruction matches /{exp[key][k]}/, which "
-                                f"must be absent ({exp.get('why', '')})")
+                what = f"no instruction matching /{pat}/" if key == "patterns" else \
+                    f"an instruction matches /{pat}/, which must be absent"
+                problems.append(f"{at}: error: {label}: {what} ({exp.get('why', '')})")
     if problems:
         raise SourceError(problems)
     return held, skipped
