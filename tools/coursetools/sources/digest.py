@@ -52,13 +52,6 @@ def _text(data: bytes, shown: str) -> str:
     return text
 
 
-def _in_comment_or_literal(text: str, offset: int) -> bool:
-    for t in cpplex.tokens(text):
-        if t.start <= offset < t.start + len(t.text):
-            return t.kind in ("line_comment", "block_comment", "literal", "raw")
-    return False
-
-
 def _cpp_tokens(text: str, shown: str) -> list[str]:
     for m in INCLUDE_RE.finditer(text):
         name = m.group("name") if m.group("name") is not None else m.group("q")
@@ -74,14 +67,15 @@ def _cpp_tokens(text: str, shown: str) -> list[str]:
                                      "remove the backslash (or close the literal)")) from None
     # A line continuation between two characters of code joins them into
     # one token for the compiler (`-\<newline>-` is `--`) where this lexer
-    # sees two: refused, as the compiler and the digest must read alike.
-    for m in re.finditer(r"[^\s\\]\\\r?\n(?=\S)", text):
-        if _in_comment_or_literal(text, m.start() + 1):
-            continue
-        line = text.count("\n", 0, m.start()) + 1
-        raise SourceError(Diagnostic(shown, line, 0, "a backslash-newline joins two pieces of code into one token "
-                                     "for the compiler; the sources digest refuses it: put a space before the "
-                                     "backslash, or join the line"))
+    # sees two (a splice outside comments and literals is a space token to
+    # it): refused, as the compiler and the digest must read alike.
+    for t in cpplex.tokens(text):
+        end = t.start + len(t.text)
+        if t.kind == "space" and t.text[0] == "\\" and re.match(r"[^\s\\]", text[t.start - 1:t.start]) \
+                and text[end:end + 1].strip():
+            raise SourceError(Diagnostic(shown, t.line, 0, "a backslash-newline joins two pieces of code into one "
+                                         "token for the compiler; the sources digest refuses it: put a space before "
+                                         "the backslash, or join the line"))
     return found
 
 
