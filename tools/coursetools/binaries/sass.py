@@ -174,7 +174,8 @@ def excerpt(binary: Path, kernel: str, max_lines: int, show: list[str] | None = 
     if not found:
         raise SourceError(f"{display_path(binary)}: no kernel {kernel} in the SASS{_known(fns, kernel, enums)}")
     wanted = re.compile("|".join(f"(?:{p})" for p in show)) if show else INTERESTING
-    shapes: dict[str, str] = {}  # the first instruction of each shape: unrolled loops repeat one load many times
+    # The first instruction of each shape: unrolled loops repeat one load many times.
+    shapes: dict[str, str] = {}
     for l in (l for l in fns[found[0]] if wanted.search(l)):
         shapes.setdefault(re.sub(r"R\d+|UR\d+|0x[0-9a-f]+|P\d", "_", l), l)
     return list(shapes.values())[:max_lines]
@@ -266,8 +267,8 @@ def check_all(lessons) -> tuple[int, int]:
             label = exp["kernel"] if fn == exp["kernel"] else \
                 f"{exp['kernel']} ({spelled(_signatures(fns)[fn], enums)}, {fn})"
             if n == hung:
-                problems.append(f"{at}: error: {label}: pattern /{pat[:60]}/ ran past {PATTERN_SECONDS} s of CPU "
-                                "time (it backtracks without end); write it without nested repeats")
+                problems.append(f"{at}: error: {label}: pattern /{pat[:60]}/ ran past {PATTERN_SECONDS} s of "
+                                "CPU time (it backtracks without end); write it without nested repeats")
                 break
             if hits[n] == (key == "patterns"):
                 held += 1

@@ -73,9 +73,9 @@ def _cpp_tokens(text: str, shown: str) -> list[str]:
         end = t.start + len(t.text)
         if t.kind == "space" and t.text[0] == "\\" and re.match(r"[^\s\\]", text[t.start - 1:t.start]) \
                 and text[end:end + 1].strip():
-            raise SourceError(Diagnostic(shown, t.line, 0, "a backslash-newline joins two pieces of code into one "
-                                         "token for the compiler; the sources digest refuses it: put a space before "
-                                         "the backslash, or join the line"))
+            raise SourceError(Diagnostic(shown, t.line, 0, "a backslash-newline joins two pieces of "
+                                         "code into one token for the compiler; the sources digest refuses "
+                                         "it: put a space before the backslash, or join the line"))
     return found
 
 

@@ -28,8 +28,10 @@ _CMAKE = re.compile(r"""
   | (?P<tok>[()] | "(?:[^"\\]|\\.)*" | \[(?P<b>=*)\[.*?\](?P=b)\] | (?!\[=*\[)(?:[^\s()#"\\]|\\.)+)
   | (?P<quoted>") | (?P<argument>\[=*\[) | (?P<backslash>\\)
 """, re.S | re.X)
-_NEVER_CLOSED = {"comment": "a bracket comment that never closes", "quoted": "a quoted argument that never closes",
-                 "argument": "a bracket argument that never closes", "backslash": "a backslash with nothing after it"}
+_NEVER_CLOSED = {"comment": "a bracket comment that never closes",
+                 "quoted": "a quoted argument that never closes",
+                 "argument": "a bracket argument that never closes",
+                 "backslash": "a backslash with nothing after it"}
 
 
 def cmake_tokens(text: str) -> list[str]:
@@ -58,8 +60,8 @@ def cmake_tokens_at(text: str) -> list[tuple[str, int]]:
 
 
 _TOML_STRING = r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\''
-_TOML = re.compile(r"\s+|#[^\n]*|(?P<tok>" + _TOML_STRING + r"""|[\[\]{}=,]|[^\s\[\]{}=,"'#]+)|(?P<open>["'])""",
-                   re.S)
+_TOML = re.compile(r"\s+|#[^\n]*|(?P<tok>" + _TOML_STRING + r"""|[\[\]{}=,]|[^\s\[\]{}=,"'#]+)"""
+                   r"""|(?P<open>["'])""", re.S)
 
 
 def toml_tokens(text: str) -> list[str]:

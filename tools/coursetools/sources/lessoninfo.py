@@ -97,14 +97,13 @@ def _check(value, schema, where: str, problems: list[tuple[str, str]]) -> None:
                 for key in schema[0]:
                     if key not in item and key not in OPTIONAL:
                         problems.append((f"{where}[{i}]", f"needs '{key}'"))
-    elif isinstance(schema, tuple) and schema and schema[0] is list:
+    elif isinstance(schema, tuple) and schema[0] is list:
         if not isinstance(value, list):
             problems.append((where, "must be a list"))
             return
-        item_type = schema[1]
         for i, item in enumerate(value):
-            if isinstance(item, bool) or not isinstance(item, item_type):
-                problems.append((f"{where}[{i}]", f"must be {_type_name(item_type)}"))
+            if isinstance(item, bool) or not isinstance(item, schema[1]):
+                problems.append((f"{where}[{i}]", f"must be {_type_name(schema[1])}"))
     elif (isinstance(value, bool) and schema is not bool) or not isinstance(value, schema):
         problems.append((where, f"must be {_type_name(schema)}"))
 
@@ -202,9 +201,7 @@ def load_lesson_info(path: Path, shown: str, variants: tuple[str, ...] | None = 
         _more_problems(data, variants, problems)
     if problems:
         raise SourceError([Diagnostic(shown, line_of(lines, p), 0, f"{p.lstrip('.')} {msg}") for p, msg in problems])
-    page = data.get("page", {})
-    review = data.get("review", {})
-    profile = data.get("profile", {})
+    page, review, profile = (data.get(table, {}) for table in ("page", "review", "profile"))
     return LessonInfo(constants=tuple(page.get("constants", ())),
                       screenshot=page.get("screenshot", False),
                       carry_over=tuple(data.get("carry_over", ())),

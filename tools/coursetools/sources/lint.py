@@ -20,12 +20,6 @@ PART_INCLUDE_RE = re.compile(r'^[ \t]*(?:#|%:)[ \t]*include[ \t]*[<"](course/[^>
 OWN_FUNCTION_RE = re.compile(r"\btimeKernel\s*\([^;{}()]*(\([^;{}()]*\)[^;{}()]*)*\)\s*(const\s*)?\{")
 
 
-def lesson_files(root: Path | None = None) -> list[Path]:
-    root = Path(root or manifest.ROOT)
-    exts = ("cu", "cuh", "h", "hpp", "cpp")
-    return sorted(p for ext in exts for p in (root / "lessons").rglob(f"*.{ext}"))
-
-
 def one_header(root: Path | None = None) -> list[Diagnostic]:
     root = Path(root or manifest.ROOT)
     diags = []
@@ -34,7 +28,8 @@ def one_header(root: Path | None = None) -> list[Diagnostic]:
     if not (root / manifest.HEADER).is_file() or others:
         diags.append(Diagnostic("common", 0, 0, "expected the one header, common/course.cuh, and its parts "
                                 f"(common/course/*.cuh) only; found also {others}"))
-    for path in lesson_files(root):
+    for path in sorted(p for ext in ("cu", "cuh", "h", "hpp", "cpp")
+                       for p in (root / "lessons").rglob(f"*.{ext}")):
         rel = path.relative_to(root).as_posix()
         text = path.read_text(encoding="utf-8", errors="replace")
         for rx, what in ((OWN_MACRO_RE, "defines"), (OWN_FUNCTION_RE, "defines a function")):

@@ -66,16 +66,15 @@ class Lesson:
     def digest_files(self, build: Path | None = None) -> tuple[str, ...]:
         """What the sources digest covers (digest.py says why), with what the
         compiler read for it in `build` (its dependency output)."""
-        root = ROOT
-        found = set(self.sources) | set(header_files(root))
-        for folder, keep in ((root / "common", lambda p: True), (root / self.dir, _may_be_included)):
+        found = set(self.sources) | set(header_files(ROOT))
+        for folder, keep in ((ROOT / "common", lambda p: True), (ROOT / self.dir, _may_be_included)):
             if folder.is_dir():
                 for p in folder.rglob("*"):
                     if (p.is_file() or p.is_symlink()) and keep(p.relative_to(folder)):
-                        found.add(p.relative_to(root).as_posix())
+                        found.add(p.relative_to(ROOT).as_posix())
         # what the compiler read is scanned as what an #include reaches is
-        found = includes.followed(found | includes.compiler_read(self.dir, self.target, build, root), root)
-        found |= set(digest.build_files(root))
+        found = includes.followed(found | includes.compiler_read(self.dir, self.target, build, ROOT), ROOT)
+        found |= set(digest.build_files(ROOT))
         found |= {f"{self.dir}/{name}" for name in ("CMakeLists.txt", LESSON_FILE) if (self.path / name).exists()}
         return tuple(sorted(found))
 
@@ -199,8 +198,9 @@ def load(path: Path | None = None) -> list[Lesson]:
         flags = nvcc_flags(d["target"], d["min_cc"], d["course_architectures"])
         libs = "".join(f" -l{x}" for x in d.get("libraries", []))  # after the sources, as a linker reads them
         command = f"nvcc {flags} -I common -o {d['target']} {' '.join(d['sources'])}{libs}"
+        # The manifest's strings and lists (checked above) as they are.
         lessons.append(Lesson(
-            **{k: d[k] for k, t in _FIELDS.items() if t is str},  # the manifest's strings and lists as they are
+            **{k: d[k] for k, t in _FIELDS.items() if t is str},
             **{k: tuple(d.get(k, [])) for k in _STRING_LISTS if k != "course_architectures"},
             day=int(d["day"]), compile_command=command, nvcc_flags=flags, built=bool(d.get("built", True)),
             timeline_target=d.get("timeline_target", ""),
