@@ -44,13 +44,6 @@ def _real(path: Path, dirs: dict[str, str]) -> Path | None:
         return None
 
 
-def _under(path: Path, real_root: Path) -> str | None:
-    try:
-        return path.relative_to(real_root).as_posix()
-    except ValueError:
-        return None
-
-
 # What reads a file without #include, which neither the digest nor the
 # dependency file would name (.incbin, #embed, __has_include, whose answer
 # a file's existence changes); and what makes a comment, a blank line or a
@@ -150,11 +143,10 @@ def compiler_read(lesson_dir: str, target: str, build: Path | None, root: Path) 
         for p in _depfile_paths(text):
             named = Path(p) if Path(p).is_absolute() else (Path(build) / p)
             path = _real(named, dirs)
-            if path is None or _under(path, real_build) is not None:
+            if path is None or path.is_relative_to(real_build):
                 continue  # the build's own output (generated, or a target a depfile names): not a source
-            inside = _under(path, real_root)
-            if inside is not None:
-                found.add(inside)
+            if path.is_relative_to(real_root):
+                found.add(path.relative_to(real_root).as_posix())
             elif not str(named).startswith(TOOLCHAIN_PREFIXES):  # as the depfile names it (a toolchain may link elsewhere)
                 raise SourceError(Diagnostic(str(dep), 0, 0, f"the compiler read {p} for {target}, outside the "
                                              "repository and the toolchain: a record cannot vouch for it"))
