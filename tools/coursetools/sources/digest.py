@@ -83,7 +83,7 @@ def tokens_of(rel: str, text: str) -> list[str]:
     name = rel.rsplit("/", 1)[-1]
     try:
         if name == "CMakeLists.txt" or name.endswith(".cmake"):
-            return hashlex.cmake_tokens(text)
+            return [tok for tok, _ in hashlex.cmake_tokens_at(text)]
         if name.endswith(".toml"):
             return hashlex.toml_tokens(text)
         if name.endswith(".json"):

@@ -34,15 +34,10 @@ _NEVER_CLOSED = {"comment": "a bracket comment that never closes",
                  "backslash": "a backslash with nothing after it"}
 
 
-def cmake_tokens(text: str) -> list[str]:
-    """CMake's tokens (cmake-language(7)), comments dropped."""
-    return [tok for tok, _ in cmake_tokens_at(text)]
-
-
 def cmake_tokens_at(text: str) -> list[tuple[str, int]]:
-    """cmake_tokens(), each with its line. Two arguments with nothing
-    between them (`set(archs"${min}")`) are one to CMake's parser, so one
-    token here too."""
+    """CMake's tokens (cmake-language(7)), comments dropped, each with its
+    line. Two arguments with nothing between them (`set(archs"${min}")`)
+    are one to CMake's parser, so one token here too."""
     out: list[tuple[str, int]] = []
     end = -1  # where the last token of `out` ends
     for m in _CMAKE.finditer(text):
