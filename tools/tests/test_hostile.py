@@ -515,6 +515,20 @@ def test_a_compile_command_with_anything_extra_is_named(page_repo, tmp_path):
     assert buildcheck.compile_extras(lesson, build, root) == ["-I/tmp"]
 
 
+@pytest.mark.parametrize("entries", [5, None, {"command": "CMakeFiles/day99_fake.dir/"},
+                                     [{"command": ["nvcc", "CMakeFiles/day99_fake.dir/fake.cu.o"]}]])
+def test_compile_commands_of_another_shape_are_named_not_a_traceback(page_repo, tmp_path, entries):
+    import json as _json
+    from coursetools.binaries import flags as buildcheck
+    root, lesson = page_repo
+    write(tmp_path / "b" / "compile_commands.json", _json.dumps(entries))
+    assert buildcheck.compile_extras(lesson, tmp_path / "b", root) == [
+        f"{tmp_path / 'b' / 'compile_commands.json'}: no compile command for day99_fake; configure again"]
+    # the link check finds the toolkit from the same file: it falls back to the usual one
+    write(tmp_path / "b" / lesson.dir / "CMakeFiles" / "day99_fake.dir" / "link.txt", "/usr/bin/c++ -o day99_fake\n")
+    assert buildcheck.link_extras(lesson, tmp_path / "b") == []
+
+
 @pytest.mark.parametrize("text", [".37 faster", "_37_ faster", "&#x33;&#x37; faster", "\u00b3\u2077 faster",
                                   "\u3164" + "37 faster"])
 def test_numbers_in_disguise_are_numbers(text):

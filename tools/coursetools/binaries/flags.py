@@ -42,6 +42,14 @@ def _include_problems(rsp: Path, cuda_root: Path, root: Path) -> list[str]:
     return out
 
 
+def _commands(path: Path) -> list[dict]:
+    """compile_commands.json's entries that are objects with a command
+    string; a file of any other shape holds none."""
+    entries = json.loads(path.read_text(encoding="utf-8"))
+    return [e for e in (entries if isinstance(entries, list) else [])
+            if isinstance(e, dict) and isinstance(e.get("command"), str)]
+
+
 def compile_extras(lesson: Lesson, build: Path, root: Path | None = None) -> list[str]:
     """Every token of the lesson's compile commands beyond the course's own."""
     root = Path(root or manifest.ROOT)
@@ -51,11 +59,11 @@ def compile_extras(lesson: Lesson, build: Path, root: Path | None = None) -> lis
         # does, and a target left out of it is a problem below.
         return []
     try:
-        entries = json.loads(path.read_text(encoding="utf-8"))
+        entries = _commands(path)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
         return [f"{path}: not readable JSON ({type(e).__name__})"]
     marker = f"CMakeFiles/{lesson.target}.dir/"
-    mine = [e for e in entries if isinstance(e, dict) and marker in str(e.get("command", ""))]
+    mine = [e for e in entries if marker in e["command"]]
     if not mine:
         return [f"{path}: no compile command for {lesson.target}; configure again"]
     extras: list[str] = []
@@ -121,11 +129,11 @@ def launcher_problems(lesson: Lesson, build: Path) -> list[str]:
 def _cuda_root(build: Path) -> Path:
     """The toolkit the build compiles with, from the first compile command."""
     try:
-        for e in json.loads((build / "compile_commands.json").read_text(encoding="utf-8")):
-            first = shlex.split(e.get("command", ""))[:1]
+        for e in _commands(build / "compile_commands.json"):
+            first = shlex.split(e["command"])[:1]
             if first and Path(first[0]).name == "nvcc":
                 return Path(first[0]).parent.parent
-    except (OSError, UnicodeDecodeError, ValueError, AttributeError, RecursionError):
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         pass
     return Path("/usr/local/cuda")
 
