@@ -42,8 +42,7 @@ def source_constant(lesson: Lesson, name: str) -> str:
         if m:
             return " ".join(cpplex.code_tokens(m.group(1)))
         for i, tok in enumerate(tokens[:-1]):
-            if tok == name and tokens[i + 1] == "=" and ("constexpr" in tokens[max(0, i - 6):i]
-                                                        or "const" in tokens[max(0, i - 6):i]):
+            if tok == name and tokens[i + 1] == "=" and {"constexpr", "const"} & set(tokens[max(0, i - 6):i]):
                 end = tokens.index(";", i + 2) if ";" in tokens[i + 2:] else len(tokens)
                 return " ".join(tokens[i + 2:end]).replace(" ,", ",")
     raise NoSuchConstant(f"no constant '{name}' in {lesson.target}'s sources or the shared header "
