@@ -525,7 +525,8 @@ def test_compile_commands_of_another_shape_are_named_not_a_traceback(page_repo, 
     assert buildcheck.compile_extras(lesson, tmp_path / "b", root) == [
         f"{tmp_path / 'b' / 'compile_commands.json'}: no compile command for day99_fake; configure again"]
     # the link check finds the toolkit from the same file: it falls back to the usual one
-    write(tmp_path / "b" / lesson.dir / "CMakeFiles" / "day99_fake.dir" / "link.txt", "/usr/bin/c++ -o day99_fake\n")
+    link = tmp_path / "b" / lesson.dir / "CMakeFiles" / "day99_fake.dir" / "link.txt"
+    write(link, "/usr/bin/c++ -o day99_fake\n")
     assert buildcheck.link_extras(lesson, tmp_path / "b") == []
 
 

@@ -217,8 +217,8 @@ def new_lesson(name: str, topic: str = "", min_cc: str = "7.5") -> list[Path]:
     # Snippet names are course-wide: the day's number makes the skeleton's its own.
     values = {"@SNIPPET@": f"day{day}-add-kernel", "@TARGET@": name, "@DAY@": str(day), "@TOPIC@": topic, "@FILE@": f"{slug}.cu",
               "@MAJOR@": cc.group(1), "@MINOR@": cc.group(2), "@TOPIC_COMMENT@": comment}
-    files = {folder / f"{slug}.cu": SOURCE, folder / "CMakeLists.txt": CMAKE, folder / "README.md.j2": TEMPLATE,
-             folder / "lesson.toml": LESSON_TOML}
+    files = {folder / f"{slug}.cu": SOURCE, folder / "CMakeLists.txt": CMAKE,
+             folder / "README.md.j2": TEMPLATE, folder / "lesson.toml": LESSON_TOML}
     for path, text in files.items():
         write_atomic(path, re.sub(r"@[A-Z_]+@", lambda m: values[m.group(0)], text))
     return list(files)
