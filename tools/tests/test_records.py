@@ -139,3 +139,14 @@ def test_a_review_keeps_only_the_row_objects_a_negative_build_wrote(tmp_path, mo
     summary = review.run(tmp_path / "build", tmp_path / "logs", say=lambda s: None, only=["day31_one"])
     (step,) = [s for s in summary["steps"] if s["step"] == "day31_one_bad: reported"]
     assert step["rows"] == ([{"k": 2}] if "null" in output else [])
+
+
+def test_program_rows_reads_none_from_a_missing_file_but_refuses_a_folder(tmp_path):
+    """A program that wrote no --json output gave no rows; a folder where
+    its output should be is a problem to name, not an empty run."""
+    from coursetools.record.strictjson import program_rows
+
+    assert program_rows(tmp_path / "absent.json") == []
+    (tmp_path / "out.json").mkdir()
+    with pytest.raises(IsADirectoryError):
+        program_rows(tmp_path / "out.json")

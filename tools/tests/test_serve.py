@@ -89,3 +89,26 @@ def test_serve_shows_an_edited_snippet_comment_and_stops(tmp_path):
             proc.wait()
         log.close()
     assert _wait_for(lambda: _get(page) == "", 120) is not None  # the server is gone with it
+
+
+def test_the_live_server_polls_every_tenth_of_a_second(monkeypatch):
+    """live.py swaps the server class MkDocs' serve() builds by name: the
+    swap reaches serve() only while serve() looks the name up when it
+    runs, which an upgrade of MkDocs could change."""
+    import inspect
+
+    from mkdocs.commands import serve
+
+    from coursetools.site import live
+
+    assert "LiveReloadServer(" in inspect.getsource(serve.serve)
+    built = []
+
+    def fake_serve(**kwargs):
+        built.append(serve.LiveReloadServer(builder=lambda: None, host="127.0.0.1", port=0, root="/"))
+
+    monkeypatch.setattr(serve, "serve", fake_serve)
+    monkeypatch.setattr(serve, "LiveReloadServer", serve.LiveReloadServer)  # restored after the test
+    live.main(["mkdocs.yml", "0"])
+    built[0].server_close()
+    assert built[0].observer.timeout == live.POLL_SECONDS

@@ -166,10 +166,11 @@ def json_object(raw: bytes, shown: str, what: str) -> dict:
 def program_rows(path: Path) -> list[dict]:
     """The row objects of a program's --json output at `path`, which may be
     of any shape (a program under a sanitizer or a fault): none where the
-    file is missing, not JSON, or not an object with a 'rows' list."""
+    file is missing, not JSON, or not an object with a 'rows' list. A path
+    that cannot be read for another reason (a folder there) is an error."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):  # ValueError: not UTF-8, not JSON
+    except (FileNotFoundError, ValueError, RecursionError):  # ValueError: not UTF-8, not JSON
         return []
     rows = data.get("rows") if isinstance(data, dict) else None
     return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []

@@ -2,6 +2,10 @@
 itself (mkdocs/commands/serve.py, MkDocs 1.6.1, read 2026-12-02), but its
 watcher looks every POLL_SECONDS, where `mkdocs serve` looks every half
 second and has no option for it: a save is on the page that much sooner.
+It swaps the server class serve() looks up by name at call time (1.6.1
+does; a test holds it, so an upgrade that binds it otherwise fails there).
+As `mkdocs serve`, a missing page gets the site's 404.html, and Ctrl-C
+logs "Shutting down...".
 
     python -m coursetools.site.live MKDOCS_YML PORT"""
 
