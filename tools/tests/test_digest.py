@@ -56,3 +56,18 @@ def test_the_cmake_files_left_out_of_the_digest_cannot_shape_a_recorded_binary()
     assert code.rstrip().endswith("course_write_manifest()")
     files = digest.build_files(manifest.ROOT)
     assert "cmake/CourseLesson.cmake" in files and not any("CourseTools" in f or "CheckArch" in f for f in files)
+
+
+def test_a_long_build_file_is_read_in_one_pass():
+    """A hostile CMakeLists.txt of 600 KB of one-letter arguments: each
+    token's line was counted from the file's start (about 26 s of CPU on
+    the course machine), where one pass takes well under one. The bound,
+    CPU time not wall time, is far above an honest run on a busy machine."""
+    import time
+
+    from coursetools.sources import hashlex
+
+    start = time.process_time()
+    tokens = hashlex.cmake_tokens_at("a " * 299_999 + "\nb")
+    assert time.process_time() - start < 8
+    assert tokens[-1] == ("b", 2) and len(tokens) == 300_000

@@ -40,16 +40,18 @@ def cmake_tokens_at(text: str) -> list[tuple[str, int]]:
     are one to CMake's parser, so one token here too."""
     out: list[tuple[str, int]] = []
     end = -1  # where the last token of `out` ends
+    line, counted = 1, 0  # the line at `counted`: counted as the walk goes, so a long file costs one pass
     for m in _CMAKE.finditer(text):
+        line, counted = line + text.count("\n", counted, m.start()), m.start()
         if m.lastgroup in _NEVER_CLOSED:
-            raise Unreadable(_NEVER_CLOSED[m.lastgroup], _line(text, m.start()))
+            raise Unreadable(_NEVER_CLOSED[m.lastgroup], line)
         tok = m.group("tok")
         if tok is None:
             continue
         if end == m.start() and tok not in "()" and out[-1][0] not in "()":
             out[-1] = (out[-1][0] + tok, out[-1][1])
         else:
-            out.append((tok, _line(text, m.start())))
+            out.append((tok, line))
         end = m.end()
     return out
 
