@@ -545,9 +545,14 @@ def test_a_format_cannot_type_digits_as_its_fill():
 def test_a_manifest_with_wrong_types_is_one_line(tmp_path):
     import json as _json
     good = {"target": "day99_fake", "day": 99, "topic": "t", "dir": "lessons/day99_fake", "min_cc": "9.0",
-            "sources": ["lessons/day99_fake/a.cu"], "binary": "b", "compile_command": "c", "build_command": "b",
-            "run_command": "r"}
-    for bad in ({"test_args": 7}, {"sources": [5]}, {"dir": "lessons/../x"}, {"sources": ["common/x.cu"]}):
+            "sources": ["lessons/day99_fake/a.cu"], "binary": "b", "compile_command": "c",
+            "build_command": "cmake --build build --target day99_fake", "run_command": "build/bin/day99_fake",
+            "course_architectures": ["90-real"], "architectures": ["90-real"],
+            "timeline_target": "day99_fake_timeline", "nvbench_target": "day99_fake_nvbench"}
+    assert [l.target for l in manifest.load(write(tmp_path / "m.json", _json.dumps({"lessons": [good]})))] == [
+        "day99_fake"]  # so each case below fails by its own field
+    for bad in ({"test_args": 7}, {"sources": [5]}, {"dir": "lessons/../x"}, {"sources": ["common/x.cu"]},
+                {"timeline_target": 5}, {"nvbench_target": "../../../usr/bin/x"}, {"variants": ["a b"]}):
         path = write(tmp_path / "m.json", _json.dumps({"lessons": [{**good, **bad}]}))
         with pytest.raises(Exception, match="lacks or mistypes"):
             manifest.load(path)

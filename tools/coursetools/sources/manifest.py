@@ -178,6 +178,10 @@ def load(path: Path | None = None) -> list[Lesson]:
                                                       and all(isinstance(x, str) for x in d.get(k, [])))]
             if not TARGET_RE.match(d["target"]) or d["dir"] != f"lessons/{d['target']}":
                 bad.append("target or dir (expected lessons/<target>)")
+            # the other targets a day builds are run from build/bin by name
+            others = [d.get("timeline_target") or "", d.get("nvbench_target") or "", *d.get("variants", [])]
+            if not all(isinstance(x, str) and (x == "" or TARGET_RE.match(x)) for x in others):
+                bad.append("a timeline, nvbench or variant target (expected day<N>_<name>)")
             if not bad and not all(src.startswith(d["dir"] + "/") and ".." not in src.split("/") for src in d["sources"]):
                 bad.append("sources (expected files in the lesson's folder)")
         if not bad:
