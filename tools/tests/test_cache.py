@@ -80,7 +80,7 @@ def test_a_record_is_read_without_the_strict_checks_only_while_its_bytes_are_tho
     path.write_bytes(bz2.compress(b'{"a": 3, "a": 4}'))
     st = ev_state.LessonState(st.lesson, "promoted", [], {}, ["records/r.json.bz2"],
                               verified_sha={ev_state._rel(path): hashlib.sha256(raw).hexdigest()})
-    with pytest.raises(EvidenceError):
+    with pytest.raises(EvidenceError, match="twice"):
         st.records  # other bytes: the strict reader, which refuses them
 
 

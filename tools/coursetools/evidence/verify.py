@@ -115,6 +115,8 @@ def verify(lessons: list[Lesson], base: Path | None = None) -> list[str]:
             problems.append(f"{lesson.target}{where}: promoted at {st.entry.get('promoted_at')}, before the run "
                             f"was recorded ({rec.get('recorded_at')})")
     for p in sorted((base / "records").glob(f"*/*{SUFFIX}")):
+        if p.parent.name not in known:  # named whatever the file holds
+            problems.append(f"{display_path(p)}: error: records/{p.parent.name}/ is no declared lesson's folder")
         try:
             rec = load_record(p)
         except EvidenceError as e:
@@ -123,8 +125,6 @@ def verify(lessons: list[Lesson], base: Path | None = None) -> list[str]:
         if rec.get("lesson") != p.parent.name:
             problems.append(f"{display_path(p)}: error: a record of {rec.get('lesson')!r} filed under "
                             f"records/{p.parent.name}/; expected records/<its lesson>/<tag>.json.bz2")
-        if p.parent.name not in known:
-            problems.append(f"{display_path(p)}: error: records/{p.parent.name}/ is no declared lesson's folder")
     problems += stray_files(base)
     return problems
 
