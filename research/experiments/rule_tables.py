@@ -32,7 +32,7 @@ from coursetools.rule import verdict as rule  # noqa: E402
 
 def records():
     for path in sorted((ROOT / "evidence" / "records").glob(f"*/*{SUFFIX}")):
-        rec = load_record(path)
+        rec = record(path.parent.name, path.name[:-len(SUFFIX)])
         if rec.get("schema") == "course-evidence/3":
             yield f"{path.parent.name}/{path.name[:-len(SUFFIX)]}", rec
 
@@ -58,6 +58,29 @@ def record(lesson: str, tag: str) -> dict:
     return load_record(ROOT / "evidence" / "records" / lesson / f"{tag}{SUFFIX}")
 
 
+_PREPARED: dict = {}
+
+
+def prepared(samples: list) -> rule.Prepared:
+    """rule.prepare of one row's samples, once: a row is in several pairs
+    and several tables. The entry holds the samples, so their id is not
+    reused (and every record is kept by record() anyway)."""
+    if id(samples) not in _PREPARED:
+        _PREPARED[id(samples)] = (samples, rule.prepare(samples))
+    return _PREPARED[id(samples)][1]
+
+
+def verdict(a: list, b: list) -> rule.Verdict:
+    """rule.verdict over prepared() rows."""
+    return rule.verdict_of(prepared(a), prepared(b))
+
+
+def word(a: list, b: list) -> str:
+    """word(a, b) alone: the rule's two counts, without the
+    estimate's and the interval's order statistics."""
+    return rule.word_on_grid(prepared(a).grid, prepared(b).grid)
+
+
 _WORDS: dict = {}
 
 
@@ -67,7 +90,7 @@ def words(rec: dict, widened: bool = False) -> dict:
     table's cost, and every row of a set asks for them again."""
     key = (id(rec), widened)  # the entry holds rec, so its id is not reused
     if key not in _WORDS:
-        _WORDS[key] = (rec, replication.pair_words(rec["results"], widened=widened))
+        _WORDS[key] = (rec, replication.pair_words(rec["results"], widened=widened, verdict=verdict))
     return _WORDS[key][1]
 
 
@@ -78,7 +101,7 @@ def agree(a: dict, b: dict) -> replication.Agreement:
 
 def twin_row(name: str, rec: dict) -> str:
     """The `twins` table's row of one record: its twin pairs' words."""
-    words = collections.Counter(rule.verdict(a, b).word for _, a, b in pairs(rec))
+    words = collections.Counter(word(a, b) for _, a, b in pairs(rec))
     git = rec.get("git") or {}
     commit = str(git.get("commit", ""))[:7] + (" (dirty)" if git.get("dirty") else "")
     return (f"| {name} | {commit} | {sum(words.values())} | {words[rule.FASTER] + words[rule.SLOWER]} "
@@ -96,7 +119,7 @@ def twins() -> None:
 
 
 def simpler() -> None:
-    verdicts = [rule.verdict(a, b) for _, rec in records() for _, a, b in pairs(rec)]
+    verdicts = [verdict(a, b) for _, rec in records() for _, a, b in pairs(rec)]
     head("margin", "twin pairs called *faster*/*slower*")
     for margin in (0.01, 0.015, 0.02, 0.025, 0.03):
         calls = sum(v.simpler_rule_calls(margin) for v in verdicts)
@@ -110,7 +133,7 @@ def sweep(first: str, second: str) -> None:
     def cells(tag):
         rec = record("day24_reduction", tag)
         keep = lambda d: d["set"].startswith("sweep") and d["a"] == "v9" and d["b"] == "cub"  # noqa: E731
-        return {d["set"]: rule.verdict(a, b) for d, a, b in pairs(rec, keep)}
+        return {d["set"]: verdict(a, b) for d, a, b in pairs(rec, keep)}
     one, two = cells(first), cells(second)
     head("elements", "timing", f"v9 against CUB ({first})", "word", f"{second} word")
     key = lambda s: (int(s.split("=")[1].split()[0]), s.split()[-1])  # noqa: E731
@@ -147,7 +170,7 @@ def gpu_rows(lesson: str, recs: list[dict]) -> list[str]:
     names = ", ".join(tagged(r) for r in recs)
     twin_calls = []
     for r in recs:
-        words = collections.Counter(rule.verdict(x, y).word for _, x, y in pairs(r))
+        words = collections.Counter(word(x, y) for _, x, y in pairs(r))
         twin_calls.append(f"{words[rule.FASTER] + words[rule.SLOWER]} of {sum(words.values())}")
     out = []
     for other in recs[1:]:
