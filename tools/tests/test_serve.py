@@ -112,3 +112,27 @@ def test_the_live_server_polls_every_tenth_of_a_second(monkeypatch):
     live.main(["mkdocs.yml", "0"])
     built[0].server_close()
     assert built[0].observer.timeout == live.POLL_SECONDS
+
+
+def test_serve_never_writes_a_page_through_a_linked_folder(tmp_path, monkeypatch, capsys):
+    """serve renders pages as `course render` does, so a lesson folder that
+    is a committed symbolic link stops the write, and the file it points
+    at is untouched."""
+    from coursetools.pages import render
+    from coursetools.site import serve
+    from coursetools.sources import manifest
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "README.md").write_text("theirs\n")
+    (tmp_path / "lessons").mkdir()
+    (tmp_path / "lessons" / "day99_fake").symlink_to(outside)
+    page = tmp_path / "lessons" / "day99_fake" / "README.md"
+    monkeypatch.setattr(manifest, "ROOT", tmp_path)
+    monkeypatch.setattr(manifest, "load", lambda path=None: [])
+    monkeypatch.setattr(serve.ev_state, "load", lambda lessons: {})
+    monkeypatch.setattr(render, "render_all", lambda lessons, only, states: ({page: "ours\n"}, [], []))
+    monkeypatch.setattr(serve.site_build, "prepare", lambda *a, **k: tmp_path / "mkdocs.yml")
+    assert serve.rebuild(tmp_path / "site") is None
+    assert (outside / "README.md").read_text() == "theirs\n"
+    assert "is a symbolic link; refusing to write through it" in capsys.readouterr().err
