@@ -99,8 +99,8 @@ course::Experiment experiment(size_t n) {
                                               gY, gZ, n),
                    .bytes = 12.0 * n},  // x and y read, z written
                   {.name = "add-x4",
-                   .work = course::launchWork(add4, (blocks + 3) / 4, kThreads,
-                                              0, 0, gX, gY, gZ, n),
+                   .work = course::launchWork(add4, course::ceilDiv(blocks, 4),
+                                              kThreads, 0, 0, gX, gY, gZ, n),
                    .bytes = 12.0 * n,
                    .against = {"add"}}},
         .twins = {"add"},
@@ -125,9 +125,9 @@ int main(int argc, char** argv) {
         l.add(experiment(n));
     }
     return l.run([&] {
-        for (course::DeviceArray<float>* v : {&gX, &gY, &gZ}) {
-            v->resize(l.largest());
-        }
+        gX.resize(l.largest());
+        gY.resize(l.largest());
+        gZ.resize(l.largest());
     });
 }
 """
