@@ -674,9 +674,8 @@ course::Checked checkRow(const course::Checking& at) {
     return c;
 }
 
-// One experiment: the versions of `group` at n, each checked on all ones
-// (where their sum is exact, under 2^24) and then on random values (never
-// zeros, left in place for the timing), then timed together in every mode.
+// One experiment: the versions of `group` at n, each checked on the inputs
+// of onesThenRandom, then timed together in every mode.
 // v10 runs v9's very kernel below two tiles, and above 2,048 tiles (past
 // one wave on any GPU of under 256 SMs): there the two are a second
 // same-code pair. The timeline build records, each after an L2 flush, v9's
