@@ -11,27 +11,13 @@ import sys
 from pathlib import Path
 
 from .errors import Diagnostic, EvidenceError, OutOfDateError, SourceError, UsageError, display_path
-from .fsutil import check_no_links_between, ensure_owned_folder, replace_tree, write_atomic
+from .fsutil import check_no_links_between, ensure_owned_folder, replace_tree, write_atomic, write_changed
 from .sources import manifest
 
 
 def _lessons(names=None):
     lessons = manifest.load()
     return lessons, [manifest.find(lessons, n) for n in names] if names else lessons
-
-
-def _check_or_write(files: dict[Path, str], check: bool, fix_hint: str) -> list[Path]:
-    """The files not on disk as `files` holds them: with `check`, an
-    OutOfDateError naming each (so none under `check`); otherwise each written."""
-    stale = [p for p, text in sorted(files.items())
-             if not p.is_file() or p.read_text(encoding="utf-8", errors="replace") != text]
-    if check and stale:
-        raise OutOfDateError([f"{display_path(p)}: out of date; run: {fix_hint}" for p in stale])
-    for p in stale:
-        check_no_links_between(p, manifest.ROOT)
-    for p in stale:
-        write_atomic(p, files[p])
-    return stale
 
 
 def cmd_snippets(args) -> None:
@@ -61,8 +47,8 @@ def cmd_snippets(args) -> None:
     if diags:
         raise SourceError(diags + [f"{len(diags)} error(s); nothing written"])
     if args.check:
-        _check_or_write({out / n / f: text for n, files in trees.items() for f, text in files.items()}, True,
-                        "tools/course snippets")
+        write_changed({out / n / f: text for n, files in trees.items() for f, text in files.items()},
+                      manifest.ROOT, check_hint="tools/course snippets")
         print(f"snippets: {display_path(out)} is up to date")
         return
     ensure_owned_folder(out, manifest.ROOT)
@@ -81,9 +67,8 @@ def _render_pages(lessons, targets: list[str], check: bool):
     if check and orphans:
         raise OutOfDateError([f"{display_path(p)}: a figure no page uses any more; run: tools/course render"
                               for p in orphans])
-    written = _check_or_write(files, check, "tools/course render (or the build: cmake --build build)")
-    for p in orphans:
-        p.unlink()
+    written = write_changed(files, manifest.ROOT, removed=orphans,
+                            check_hint="tools/course render (or the build: cmake --build build)" if check else "")
     return files, written, stale_lessons, orphans
 
 
@@ -166,7 +151,8 @@ def cmd_standalone(args) -> None:
     out = Path(args.output)
     files = {f"{l.target}.cu": standalone.standalone_text(l) for l in manifest.load()}
     if args.check:
-        _check_or_write({out / n: t for n, t in files.items()}, True, f"tools/course standalone -o {display_path(out)}")
+        write_changed({out / n: t for n, t in files.items()}, manifest.ROOT,
+                      check_hint=f"tools/course standalone -o {display_path(out)}")
         print(f"standalone: {display_path(out)} is up to date")
         return
     ensure_owned_folder(out, manifest.ROOT)

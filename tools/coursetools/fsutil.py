@@ -25,7 +25,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from .errors import Diagnostic, SourceError, UsageError, display_path
+from .errors import Diagnostic, OutOfDateError, SourceError, UsageError, display_path
 
 STAMP = ".course-owned"
 STAMP_TEXT = ("This folder was made by tools/course, which may replace all of it.\n"
@@ -152,6 +152,24 @@ def check_output_file(out: Path, root: Path) -> None:
 
 def check_build_folder(out: Path, root: Path) -> None:
     _refuse_place(out, root, True, "choose a build folder such as build-gpu/")
+
+
+def write_changed(files: dict[Path, str], root: Path, check_hint: str = "", removed=()) -> list[Path]:
+    """The generated `files` whose text on disk differs (a byte that is not
+    UTF-8 counts as a difference). With `check_hint`, an OutOfDateError
+    naming each and the command that writes them; otherwise each written
+    and every `removed` file deleted, never through a link below `root`."""
+    stale = [p for p, text in sorted(files.items())
+             if not p.is_file() or p.read_text(encoding="utf-8", errors="replace") != text]
+    if check_hint and stale:
+        raise OutOfDateError([f"{display_path(p)}: out of date; run: {check_hint}" for p in stale])
+    for p in [*stale, *removed]:
+        check_no_links_between(p, root)
+    for p in stale:
+        write_atomic(p, files[p])
+    for p in removed:
+        p.unlink()
+    return stale
 
 
 def check_no_links_between(path: Path, top: Path) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..errors import CourseError, EvidenceError, UsageError, report
 from ..evidence import state as ev_state
-from ..fsutil import check_no_links_between, write_atomic
+from ..fsutil import write_atomic, write_changed
 from ..sources import manifest
 from . import build as site_build
 
@@ -69,13 +69,7 @@ def rebuild(out: Path, changed: set[str] | None = None, quiet: bool = False) -> 
             states = ev_state.load(lessons)
         # One read of the state for the pages and the site's sources both.
         files, _, orphans = render.render_all(lessons, only, states) if only != [] else ({}, [], [])
-        changed = [p for p, text in sorted(files.items()) if not p.is_file() or p.read_text(encoding="utf-8") != text]
-        for p in [*changed, *orphans]:  # as `course render` writes: never through a committed link
-            check_no_links_between(p, manifest.ROOT)
-        for p in changed:
-            write_atomic(p, files[p])
-        for p in orphans:
-            p.unlink()
+        changed = write_changed(files, manifest.ROOT, removed=orphans)  # as `course render` writes them
         config = site_build.prepare(out, serving=True, lessons=lessons, states=states)
     except CourseError as e:
         report(e.diagnostics)
