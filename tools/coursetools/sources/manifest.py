@@ -105,6 +105,8 @@ def build_dir() -> Path:
 
 _FIELDS = {"target": str, "day": int, "topic": str, "dir": str, "min_cc": str, "sources": list,
            "binary": str, "build_command": str, "run_command": str}
+# Targets a day may also build, run from build/bin by name: "" where it builds none.
+_OTHER_TARGETS = ("timeline_target", "nvbench_target")
 _STRING_LISTS = ("sources", "test_args", "architectures", "course_architectures", "libraries", "variants",
                  "extra_flags")
 
@@ -178,8 +180,7 @@ def load(path: Path | None = None) -> list[Lesson]:
                                                       and all(isinstance(x, str) for x in d.get(k, [])))]
             if not TARGET_RE.match(d["target"]) or d["dir"] != f"lessons/{d['target']}":
                 bad.append("target or dir (expected lessons/<target>)")
-            # the other targets a day builds are run from build/bin by name
-            others = [d.get("timeline_target") or "", d.get("nvbench_target") or "", *d.get("variants", [])]
+            others = [d.get(k, "") for k in _OTHER_TARGETS] + d.get("variants", [])
             if not all(isinstance(x, str) and (x == "" or TARGET_RE.match(x)) for x in others):
                 bad.append("a timeline, nvbench or variant target (expected day<N>_<name>)")
             if not bad and not all(src.startswith(d["dir"] + "/") and ".." not in src.split("/") for src in d["sources"]):
@@ -207,8 +208,7 @@ def load(path: Path | None = None) -> list[Lesson]:
             **{k: d[k] for k, t in _FIELDS.items() if t is str},
             **{k: tuple(d.get(k, [])) for k in _STRING_LISTS if k != "course_architectures"},
             day=int(d["day"]), compile_command=command, nvcc_flags=flags, built=bool(d.get("built", True)),
-            timeline_target=d.get("timeline_target", ""),
-            nvbench_target=str(d.get("nvbench_target", "")),
+            **{k: d.get(k, "") for k in _OTHER_TARGETS},
             info=load_lesson_info(ROOT / d["dir"] / LESSON_FILE, f"{d['dir']}/{LESSON_FILE}",
                                   tuple(d.get("variants", [])))))
     _refuse_stale(path, lessons)
