@@ -263,9 +263,10 @@ def check_all(lessons) -> tuple[int, int]:
                         continue
                     jobs += [(pat, fn, exp, key, at) for fn in found]
         hits, hung = _matches([(pat, "\n".join(fns[fn])) for pat, fn, *_ in jobs])
+        signatures = _signatures(fns) if jobs else {}
         for n, (pat, fn, exp, key, at) in enumerate(jobs):
             label = exp["kernel"] if fn == exp["kernel"] else \
-                f"{exp['kernel']} ({spelled(_signatures(fns)[fn], enums)}, {fn})"
+                f"{exp['kernel']} ({spelled(signatures[fn], enums)}, {fn})"
             if n == hung:
                 problems.append(f"{at}: error: {label}: pattern /{pat[:60]}/ ran past {PATTERN_SECONDS} s of "
                                 "CPU time (it backtracks without end); write it without nested repeats")

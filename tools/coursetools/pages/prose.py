@@ -351,6 +351,7 @@ def reader_view_problems(page: str, allowed: set[float], days: set[int], shown: 
         word = claims.CLAIM_RE.search(view, at)
         return _template_line(template, view[max(0, at - 60):at + 60], word.group(0) if word else "") or 0
     out += claims.claim_problems(view, view, "\x00", shown, line_of)
+    numbers = set(allowed) | {float(MARK_SENTINEL)}
     for para in view.split("\n\n"):
         if len(out) >= MAX_PROBLEMS:
             break
@@ -358,8 +359,8 @@ def reader_view_problems(page: str, allowed: set[float], days: set[int], shown: 
         read = folded(para.replace("\x00", MARK_SENTINEL))
         for at, said, operand in arithmetic(read)[:1]:
             out.append(_arithmetic_problem(shown, _template_line(template, para, operand) or 0, said))
-        for word in typed(read, set(allowed) | {float(MARK_SENTINEL)}, days)[:MAX_PROBLEMS]:
-            said = claims.said(para.replace("\x00", ""))
+        said = claims.said(para.replace("\x00", ""))
+        for word in typed(read, numbers, days)[:MAX_PROBLEMS]:
             out.append(Diagnostic(shown, _template_line(template, para, word) or 0, 0,
                                   f"the number {word} reaches the site's page as prose ('{said}'); take it from "
                                   "a page helper"))

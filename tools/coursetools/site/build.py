@@ -209,7 +209,7 @@ def _sync(work: Path, files: dict[str, str | bytes]) -> None:
         data = as_bytes(content)
         if not path.is_file() or path.read_bytes() != data:
             path.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(path, content)
+            write_atomic(path, data)
     for path in sorted(work.rglob("*"), reverse=True):
         rel = path.relative_to(work).as_posix()
         if path.is_file() and rel not in files and not rel.startswith("."):
@@ -231,7 +231,8 @@ def mkdocs_binary() -> Path:
 
 
 def build(out: Path) -> None:
-    config = prepare(out)
+    lessons = manifest.load()
+    config = prepare(out, lessons=lessons)
     ensure_owned_folder(out, manifest.ROOT)
     proc = subprocess.run([str(mkdocs_binary()), "build", "--strict", "--quiet", "-f", str(config)],
                           capture_output=True, text=True, env=hook_environment())
@@ -239,4 +240,4 @@ def build(out: Path) -> None:
         said = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
         raise CourseError([f"site: mkdocs: {line}" for line in said[-20:]]
                           + ["site: mkdocs build --strict failed (warnings are errors)"])
-    print(f"site: {len(manifest.load())} day(s) built into {out}")
+    print(f"site: {len(lessons)} day(s) built into {out}")
